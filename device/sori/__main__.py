@@ -1,0 +1,3 @@
+from sori.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,52 @@
+"""The `sori` command line: one subcommand per module in `sori.commands`.
+
+Exit codes: 0 success, 1 the job ran but failed (e.g. conformance failures),
+2 bad usage or input (config, files, missing models), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+
+from sori import __version__
+from sori.errors import SoriError
+
+# Subcommand modules; each defines `add_parser(subparsers)` and `run(args) -> int`.
+COMMANDS = ("demo", "intent", "conformance")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sori", description="Sori (소리): on-device voice assistant runtime, Korean first."
+    )
+    parser.add_argument("--version", action="version", version=f"sori {__version__}")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMANDS:
+        module = importlib.import_module(f"sori.commands.{name}")
+        sub = module.add_parser(subparsers)
+        sub.set_defaults(handler=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.WARNING - 10 * min(args.verbose, 2),
+        format="%(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    try:
+        return args.handler(args)
+    except SoriError as exc:
+        print(f"sori {args.command}: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # The reader went away (`sori intent ... | head`); that is not our error.
+        sys.stderr.close()
+        return 0

@@ -1,0 +1,1 @@
+"""Subcommands of the `sori` CLI, one module each."""

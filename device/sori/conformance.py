@@ -1,0 +1,102 @@
+"""Home Assistant-format intent tests: load the cases and check them against presets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sori.errors import PackError
+from sori.intents import Presets
+from sori.intents.loader import read_yaml
+
+
+@dataclass(frozen=True)
+class Case:
+    """One sentence with the intent and slots it must produce."""
+
+    file: str
+    sentence: str
+    intent: str
+    slots: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Failure:
+    file: str
+    sentence: str
+    expected_intent: str
+    expected_slots: dict[str, Any]
+    got_intent: str | None
+    got_slots: dict[str, Any]
+
+
+@dataclass
+class Result:
+    passed: int = 0
+    failures: list[Failure] = field(default_factory=list)
+
+
+def load_cases(folder: Path) -> list[Case]:
+    cases = []
+    for path in sorted(folder.glob("*.yaml")):
+        if path.name.startswith("_"):
+            continue
+        data = read_yaml(path)
+        for i, test in enumerate(data.get("tests") or []):
+            try:
+                intent = test["intent"]
+                for sentence in test["sentences"]:
+                    cases.append(
+                        Case(path.name, str(sentence), intent["name"], intent.get("slots") or {})
+                    )
+            except (KeyError, TypeError):
+                raise PackError(f"{path}: tests[{i}] needs 'sentences' and 'intent.name'") from None
+    return cases
+
+
+def run_cases(cases: list[Case], presets: Presets) -> Result:
+    result = Result()
+    for case in cases:
+        found = presets.match(case.sentence)
+        got_intent = found.intent if found else None
+        got_slots = found.slots if found else {}
+        if got_intent == case.intent and _slots_agree(case.slots, got_slots, presets):
+            result.passed += 1
+        else:
+            result.failures.append(
+                Failure(case.file, case.sentence, case.intent, case.slots, got_intent, got_slots)
+            )
+    return result
+
+
+def _slots_agree(expected: dict[str, Any], got: dict[str, Any], presets: Presets) -> bool:
+    """Every expected slot is present with an equal value.
+
+    Names and areas agree when the expected text is any name of the entity we resolved:
+    we report canonical names where Home Assistant reports the alias that was spoken.
+    """
+    for name, want in expected.items():
+        if name not in got:
+            return False
+        have = got[name]
+        if _same(want, have):
+            continue
+        if name in ("name", "area") and _same_thing(name, str(want), str(have), presets):
+            continue
+        return False
+    return True
+
+
+def _same(want: Any, have: Any) -> bool:
+    if isinstance(want, int | float) or isinstance(have, int | float):
+        try:
+            return float(want) == float(have)
+        except (TypeError, ValueError):
+            return False
+    return str(want) == str(have)
+
+
+def _same_thing(slot: str, want: str, have: str, presets: Presets) -> bool:
+    things = presets.home.areas if slot == "area" else presets.home.devices
+    return any(want in thing.names and have in thing.names for thing in things)

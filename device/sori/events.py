@@ -1,0 +1,119 @@
+"""Typed events that flow between stages: audio → hearing → understanding → actions and speech.
+
+Standard library only. Every event is a frozen, slotted dataclass stamped with `t_ns`,
+monotonic nanoseconds from the pipeline's clock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class SpeechStarted:
+    """The endpointer heard the start of an utterance."""
+
+    t_ns: int
+    """When the event was emitted, in clock nanoseconds."""
+    utterance_id: int
+    """Counts utterances within one stream, from 0."""
+    audio_start_ns: int
+    """Stream time of the first voiced frame (pre-roll excluded), in nanoseconds."""
+
+
+@dataclass(frozen=True, slots=True)
+class SpeechStopped:
+    """The endpointer decided the utterance is over."""
+
+    t_ns: int
+    """When the event was emitted, in clock nanoseconds."""
+    utterance_id: int
+    """Which utterance ended."""
+    audio_end_ns: int
+    """Stream time of the end of the last voiced frame, in nanoseconds."""
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptPartial:
+    """The recognizer's current hypothesis changed."""
+
+    t_ns: int
+    """When the event was emitted, in clock nanoseconds."""
+    utterance_id: int
+    """Which utterance this hypothesis belongs to."""
+    text: str
+    """The hypothesis so far."""
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptFinal:
+    """The recognizer's final result for an utterance."""
+
+    t_ns: int
+    """When the event was emitted, in clock nanoseconds."""
+    utterance_id: int
+    """Which utterance was transcribed."""
+    text: str
+    """The final transcript."""
+    confidence: float = 1.0
+    """Recognizer confidence in [0, 1]; 1.0 when the backend gives none."""
+
+
+@dataclass(frozen=True, slots=True)
+class IntentCommitted:
+    """Understanding acted on an utterance: a preset intent is final."""
+
+    t_ns: int
+    """When the event was emitted, in clock nanoseconds."""
+    utterance_id: int
+    """Which utterance was understood."""
+    text: str
+    """The text the intent was matched on."""
+    intent: str
+    """Home Assistant intent name, e.g. "HassTurnOn"."""
+    slots: dict[str, Any] = field(default_factory=dict)
+    """Slot values; area and name as canonical names."""
+    confidence: float = 1.0
+    """Match confidence in [0, 1]."""
+    response: str = ""
+    """The spoken reply."""
+    early: bool = False
+    """True when committed from a partial hypothesis before the final transcript."""
+
+
+@dataclass(frozen=True, slots=True)
+class IntentCorrected:
+    """A final transcript contradicted an early commit."""
+
+    t_ns: int
+    """When the event was emitted, in clock nanoseconds."""
+    utterance_id: int
+    """Which utterance was corrected."""
+    previous: IntentCommitted
+    """The early commit that turned out wrong."""
+    replacement: IntentCommitted | None
+    """What the final transcript means instead; None when it matches no preset."""
+
+
+@dataclass(frozen=True, slots=True)
+class IntentNotRecognized:
+    """No preset matched; the turn falls through to the language-model tiers."""
+
+    t_ns: int
+    """When the event was emitted, in clock nanoseconds."""
+    utterance_id: int
+    """Which utterance was not recognized."""
+    text: str
+    """The text that matched nothing."""
+
+
+Event = (
+    SpeechStarted
+    | SpeechStopped
+    | TranscriptPartial
+    | TranscriptFinal
+    | IntentCommitted
+    | IntentCorrected
+    | IntentNotRecognized
+)

@@ -1,0 +1,77 @@
+"""The only place in `sori.intents` that reads files: sentence packs and HA fixtures."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from sori.errors import PackError
+from sori.home import Area, Device, Home
+
+
+def read_yaml(path: Path) -> dict[str, Any]:
+    """A YAML mapping from `path`, or a PackError naming file, line and problem."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PackError(f"{path}: file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PackError(f"{path}: cannot read as UTF-8 text: {exc}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise PackError(f"{path}:{line}: invalid YAML: {problem}") from None
+    if not isinstance(data, dict):
+        raise PackError(f"{path}: expected a mapping at the top level, got {type(data).__name__}")
+    return data
+
+
+_ALTERNATIVES = re.compile(r"^\((.*)\)$")
+
+
+def split_names(template: str) -> tuple[str, ...]:
+    """ "(거실 조명|거실 등)" → ("거실 조명", "거실 등"); a plain name stays one name."""
+    found = _ALTERNATIVES.match(template.strip())
+    if not found:
+        return (template.strip(),)
+    names = [n.strip() for n in found.group(1).split("|") if n.strip()]
+    return tuple(dict.fromkeys(names))
+
+
+def load_fixtures(path: str | Path) -> Home:
+    """A Home from Home Assistant's intent test fixtures (`areas`, `entities`, `context_area`)."""
+    path = Path(path)
+    data = read_yaml(path)
+    areas = []
+    for i, area in enumerate(data.get("areas") or []):
+        if not isinstance(area, dict) or "name" not in area or "id" not in area:
+            raise PackError(f"{path}: areas[{i}] needs 'name' and 'id'")
+        names = split_names(str(area["name"]))
+        areas.append(Area(str(area["id"]), names[0], names[1:]))
+    devices = []
+    for i, entity in enumerate(data.get("entities") or []):
+        if not isinstance(entity, dict) or "name" not in entity or "id" not in entity:
+            raise PackError(f"{path}: entities[{i}] needs 'name' and 'id'")
+        entity_id = str(entity["id"])
+        names = split_names(str(entity["name"]))
+        attributes = entity.get("attributes") or {}
+        devices.append(
+            Device(
+                id=entity_id,
+                name=names[0],
+                domain=entity_id.split(".", 1)[0],
+                area=entity.get("area"),
+                aliases=names[1:],
+                device_class=attributes.get("device_class"),
+            )
+        )
+    context_area = data.get("context_area")
+    if context_area is not None and context_area not in {a.id for a in areas}:
+        raise PackError(f"{path}: context_area {context_area!r} is not one of the areas' ids")
+    return Home(tuple(areas), tuple(devices), context_area)
