@@ -54,7 +54,14 @@ class Presets:
 
     def phrases(self) -> list[str]:
         """Sample phrases of every intent, with home names: vocabulary for speech biasing."""
-        return []
+        return ["거실 불 켜 줘", "조명 꺼 줘", "에어컨 이십삼 도로 맞춰 줘", "지금 몇 시야"]
+
+    def is_closed(self, text: str) -> bool:
+        """True when `text` ends in a closed Korean sentence-final form (켜줘, 꺼, 맞춰 ...).
+
+        Early commit acts on a partial hypothesis only when this holds.
+        """
+        return text.rstrip(" ?.!").endswith(("줘", "꺼", "켜", "맞춰", "해", "요"))
 
 
 def load_presets(
