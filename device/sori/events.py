@@ -108,6 +108,31 @@ class IntentNotRecognized:
     """The text that matched nothing."""
 
 
+@dataclass(frozen=True, slots=True)
+class UtteranceHeard:
+    """Hearing is done with an utterance: its timeline and where the time went (the trace)."""
+
+    t_ns: int
+    """When the event was emitted, in clock nanoseconds."""
+    utterance_id: int
+    """Which utterance."""
+    text: str
+    """The final transcript."""
+    speech_start_ns: int
+    """Stream time of the first voiced frame, in nanoseconds."""
+    speech_end_ns: int
+    """Stream time of the end of the last voiced frame, in nanoseconds."""
+    stopped_t_ns: int
+    """Clock time the endpointer ended the utterance, in nanoseconds."""
+    final_t_ns: int
+    """Clock time of the final transcript, in nanoseconds."""
+    commit_t_ns: int | None = None
+    """Clock time a preset intent was committed (early or not); None when none was."""
+    stages_ns: dict[str, int] = field(default_factory=dict)
+    """Processing time spent per stage on this utterance ("vad", "stt", "understand"), and
+    "audio", the length of the audio fed to the recognizer, all in nanoseconds."""
+
+
 Event = (
     SpeechStarted
     | SpeechStopped
@@ -116,4 +141,5 @@ Event = (
     | IntentCommitted
     | IntentCorrected
     | IntentNotRecognized
+    | UtteranceHeard
 )
