@@ -109,6 +109,80 @@ class IntentNotRecognized:
 
 
 @dataclass(frozen=True, slots=True)
+class ActionFinished:
+    """A handler finished acting on one target (a device, or the speaker itself)."""
+
+    t_ns: int
+    """When the event was emitted, in clock nanoseconds."""
+    utterance_id: int
+    """Which utterance's intent was acted on."""
+    intent: str
+    """Home Assistant intent name."""
+    handler: str
+    """Handler that acted: "mqtt", "home_assistant", "webhook", "shell", "dry_run", "local"."""
+    target: str = ""
+    """Entity id acted on; empty for intents the speaker handles itself (timers, time)."""
+    ok: bool = True
+    """False when the handler failed or timed out."""
+    detail: str = ""
+    """What was sent, or what went wrong."""
+    speech: str = ""
+    """A reply computed by the handler (the time, a timer's state); replaces the preset's."""
+    elapsed_ns: int = 0
+    """How long the handler took, in nanoseconds."""
+
+
+@dataclass(frozen=True, slots=True)
+class PlaybackStarted:
+    """The first audio of a reply reached the speaker (or the output file)."""
+
+    t_ns: int
+    """When the event was emitted, in clock nanoseconds."""
+    utterance_id: int
+    """Which utterance is being answered."""
+    text: str
+    """What is being said."""
+    cached: bool = False
+    """True when the audio came from the fixed-reply cache."""
+
+
+@dataclass(frozen=True, slots=True)
+class PlaybackStopped:
+    """A reply finished playing, or was cut off."""
+
+    t_ns: int
+    """When the event was emitted, in clock nanoseconds."""
+    utterance_id: int
+    """Which utterance was being answered."""
+    interrupted: bool = False
+    """True when barge-in (or shutdown) stopped it early."""
+    audio_ns: int = 0
+    """Length of the audio played, in nanoseconds."""
+
+
+@dataclass(frozen=True, slots=True)
+class TurnFinished:
+    """A turn is over: heard (or typed), understood, acted on and answered."""
+
+    t_ns: int
+    """When the event was emitted, in clock nanoseconds."""
+    utterance_id: int
+    """Which utterance the turn answered."""
+    text: str
+    """What the user said."""
+    intent: str = ""
+    """Intent acted on; empty when none."""
+    tier: str = ""
+    """Who understood it: "preset", "local", "edge", or "none"."""
+    response: str = ""
+    """What the speaker said."""
+    stages_ns: dict[str, int] = field(default_factory=dict)
+    """Duration of each stage, in nanoseconds ("understand", "act", "first_audio", ...)."""
+    error: str = ""
+    """What went wrong, if anything."""
+
+
+@dataclass(frozen=True, slots=True)
 class UtteranceHeard:
     """Hearing is done with an utterance: its timeline and where the time went (the trace)."""
 
@@ -142,4 +216,8 @@ Event = (
     | IntentCorrected
     | IntentNotRecognized
     | UtteranceHeard
+    | ActionFinished
+    | PlaybackStarted
+    | PlaybackStopped
+    | TurnFinished
 )
