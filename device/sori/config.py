@@ -159,6 +159,102 @@ class CommitConfig:
 
 
 @dataclass(frozen=True)
+class LlmConfig:
+    model: str = ""
+    """Path of the local GGUF model; empty for the embedded Gemma 3 270M (Q4_K_M)."""
+    prompt_format: str = "auto"
+    """Turn markup: "auto" (from the GGUF's chat template), "gemma", "chatml" or "llama3"."""
+    threads: int = 0
+    """CPU threads for generation; 0 for min(4, number of cores)."""
+    n_ctx: int = 2048
+    """Context window in tokens (system prompt + memory + question + answer)."""
+    n_batch: int = 256
+    """Prompt tokens evaluated per batch."""
+    max_tokens: int = 96
+    """Most tokens in a spoken answer from the local model."""
+    intent_max_tokens: int = 192
+    """Most tokens in the constrained intent JSON; the schema keeps it shorter than this."""
+    temperature: float = 0.3
+    """Sampling temperature of spoken answers; intent mapping is always greedy."""
+    seed: int = 1234
+    """Sampling seed, so the same question gets the same answer."""
+
+
+@dataclass(frozen=True)
+class RouterConfig:
+    preset_threshold: float = 0.8
+    """Least preset confidence, in [0, 1], that commits without asking a language model."""
+    local_intent_threshold: float = 0.3
+    """Least local-model confidence, in [0, 1], that commits the intent it mapped a paraphrase to."""
+    first_token_budget_ms: int = 3000
+    """From the start of a turn to the first answer token; an edge answer slower than this is
+    abandoned and the local model answers."""
+    local_deadline_ms: int = 15000
+    """Longest a local answer may stream before it is cut off."""
+    memory_turns: int = 4
+    """Past turns (question and answer) shared by the tiers as conversation memory."""
+    escalate_min_chars: int = 90
+    """Rule: a question at least this long goes to the edge (beyond the small model)."""
+    escalate_words: list[str] = field(default_factory=list)
+    """Rule: extra words that send a question to the edge (knowledge, length); added to the
+    built-in Korean and English lists."""
+    deep_words: list[str] = field(default_factory=list)
+    """Rule: extra words that mark deep reasoning (planning, multi-step), added to the built-in
+    lists; such turns may enable the edge model's thinking."""
+
+
+@dataclass(frozen=True)
+class EdgeEndpointConfig:
+    url: str
+    """Base URL of an OpenAI-compatible API, ending in /v1 (e.g. "http://10.0.0.5:8000/v1")."""
+    ttfb_threshold_ms: int = 1500
+    """Leave the rotation when the rolling p95 time to first byte exceeds this."""
+    api_key_env: str = "SORI_EDGE_API_KEY"
+    """Environment variable holding the API key (sent as a bearer token; never logged)."""
+    api_key: str = field(default="", repr=False)
+    """The API key itself, when it cannot come from the environment; prefer api_key_env."""
+    ca_file: str = ""
+    """PEM bundle to verify this endpoint's TLS certificate; empty for the system's CAs.
+    Verification is never turned off."""
+
+
+@dataclass(frozen=True)
+class EdgeConfig:
+    model: str = "local"
+    """Served model name on the edge servers (vLLM's --served-model-name)."""
+    endpoints: list[EdgeEndpointConfig] = field(default_factory=list)
+    """Edge servers in order of preference; none means the edge tier is off."""
+    allow_thinking: bool = False
+    """Let turns the router marks as deep reasoning enable the model's thinking."""
+    max_tokens: int = 400
+    """Most answer tokens per edge request."""
+    thinking_max_tokens: int = 4096
+    """Most tokens (reasoning included) per request when thinking is enabled."""
+    temperature: float = 0.7
+    """Sampling temperature on the edge."""
+    connect_timeout_ms: int = 1000
+    """TCP and TLS connect timeout per attempt."""
+    first_byte_timeout_ms: int = 4000
+    """Per attempt: no response byte within this and the next endpoint is tried."""
+    thinking_first_token_ms: int = 30000
+    """First-token allowance for turns with thinking enabled (reasoning comes first)."""
+    stall_timeout_ms: int = 5000
+    """Longest silence between two streamed chunks before the stream counts as broken."""
+    deadline_ms: int = 30000
+    """Whole-request deadline: from sending the question to the last token."""
+    ttfb_window: int = 20
+    """Recent time-to-first-byte samples kept per endpoint for the p95."""
+    ttfb_min_samples: int = 5
+    """Samples needed before the p95 can take an endpoint out of the rotation."""
+    retry_initial_ms: int = 2000
+    """Circuit breaker: wait this long after a failure before probing the endpoint again."""
+    retry_max_ms: int = 60000
+    """Circuit breaker: the wait doubles after each failed probe, up to this."""
+    probe_timeout_ms: int = 1000
+    """Timeout of one health probe (/health, else /v1/models)."""
+
+
+@dataclass(frozen=True)
 class Config:
     home: HomeConfig = field(default_factory=HomeConfig)
     """The home: areas, devices and where the speaker stands."""
@@ -172,6 +268,12 @@ class Config:
     """Streaming speech-to-text."""
     commit: CommitConfig = field(default_factory=CommitConfig)
     """Early commit of preset intents."""
+    llm: LlmConfig = field(default_factory=LlmConfig)
+    """The local language model (llama.cpp)."""
+    router: RouterConfig = field(default_factory=RouterConfig)
+    """Which tier answers a turn: budgets, thresholds, escalation rules."""
+    edge: EdgeConfig = field(default_factory=EdgeConfig)
+    """Edge servers (vLLM, OpenAI-compatible) for questions that need reasoning."""
     source: str = ""
     """Path of the file this config came from; empty for the embedded defaults."""
 
@@ -221,6 +323,7 @@ def parse_config(data: dict[str, Any], source: str = "") -> Config:
     """Validate a parsed TOML document into a `Config`."""
     config = _build(Config, {k: v for k, v in data.items() if k != "source"}, "", source)
     _check_home(config.home, source)
+    _check_edge(config.edge, source)
     return dataclasses.replace(config, source=source)
 
 
@@ -301,4 +404,14 @@ def _check_home(home: HomeConfig, source: str) -> None:
         if not device.domain and "." not in device.id:
             raise ConfigError(
                 f"{where}home.devices[{i}]: set domain, or use an entity id like 'light.x'"
+            )
+
+
+def _check_edge(edge: EdgeConfig, source: str) -> None:
+    where = f"{source}: " if source else ""
+    for i, endpoint in enumerate(edge.endpoints):
+        if not endpoint.url.startswith(("http://", "https://")):
+            raise ConfigError(
+                f"{where}edge.endpoints[{i}].url = {endpoint.url!r} must start with http:// or "
+                "https:// (e.g. http://10.0.0.5:8000/v1)"
             )
