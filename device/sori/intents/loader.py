@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -75,3 +77,46 @@ def load_fixtures(path: str | Path) -> Home:
     if context_area is not None and context_area not in {a.id for a in areas}:
         raise PackError(f"{path}: context_area {context_area!r} is not one of the areas' ids")
     return Home(tuple(areas), tuple(devices), context_area)
+
+
+def builtin_packs_dir() -> Path:
+    """Our own packs: `$SORI_INTENTS_DIR`, else `intents/` at the repository root."""
+    override = os.environ.get("SORI_INTENTS_DIR")
+    if override:
+        return Path(override)
+    return Path(__file__).resolve().parents[3] / "intents"
+
+
+def pack_files(language: str, extra: Sequence[str | Path] = ()) -> list[Path]:
+    """Built-in pack files for `language`, then the extra files or folders, in order."""
+    files = sorted((builtin_packs_dir() / language).glob("*.yaml"))
+    for item in extra:
+        path = Path(item).expanduser()
+        if path.is_dir():
+            files.extend(sorted(path.glob("*.yaml")))
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise PackError(f"{path}: pack file or folder not found (intents.packs)")
+    return files
+
+
+def read_pack(path: Path) -> tuple[dict[str, Any], Callable[[str], str]]:
+    """A pack's dict and a function giving 'file:line' for a piece of its text."""
+    data = read_yaml(path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+
+    def locate(snippet: str) -> str:
+        for number, line in enumerate(lines, 1):
+            if snippet and snippet in line:
+                return f"{path}:{number}"
+        return str(path)
+
+    return data, locate
+
+
+def home_assistant_pack(language: str) -> dict[str, Any] | None:
+    """Home Assistant's own sentence pack for `language`, if the package has one."""
+    from home_assistant_intents import get_intents
+
+    return get_intents(language)

@@ -1,15 +1,47 @@
-"""Public entry to preset understanding: load the packs once, then match text fast.
+"""Public entry to preset understanding: load and compile the packs once, then match fast.
 
-TEMPORARY: backed by hassil.recognize_best until our own matcher lands.
+    presets = load_presets("ko", home)
+    presets.match("거실 불 켜줘")  # IntentMatch(intent="HassTurnOn", slots={...}, ...)
+
+Matching tries, in order: the exact trie walk, the same with a post-posed object moved
+to the front (켜줘 거실 불 → 거실 불 켜줘), and a jamo-level fuzzy walk for speech
+recognition errors. Prohibitions (켜지 마) never match; a fuzzy match must clear the
+confidence threshold, must not be a question about a device, and must not be a near-tie
+between two meanings. A wrongly fired device is worse than a fallback.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+from sori.errors import PackError
 from sori.home import Home
+from sori.intents.korean import (
+    Canonical,
+    asks_about,
+    canonical,
+    canonical_word,
+    is_prohibition,
+    normalize_spoken,
+)
+from sori.intents.korean import is_closed as _is_closed
+from sori.intents.loader import home_assistant_pack, pack_files, read_pack
+from sori.intents.matcher import AMBIGUITY_MARGIN, Candidate, match_exact, match_fuzzy
+from sori.intents.responses import respond
+from sori.intents.slots import ListValue, SlotList, TextList, build_list, parse_inline_range
+from sori.intents.templates import Block, Pack, expand_block, merge_packs, parse_pack
+from sori.intents.trie import Node, build_trie
+
+# Utterances longer than this (characters) are not commands; they skip matching.
+MAX_TEXT_CHARS = 200
+# Fuzzy matching is for short commands; long text would only find accidents.
+MAX_FUZZY_CHARS = 40
+# Our packs outrank Home Assistant's when two matches are otherwise equal.
+OWN_PACK_PRIORITY = 1
+HOME_ASSISTANT_PRIORITY = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +58,8 @@ class IntentMatch:
     """The spoken reply."""
     text: str = ""
     """The text that was matched."""
+    template: str = ""
+    """The template that matched, for explanations."""
 
 
 @dataclass
@@ -34,34 +68,228 @@ class Presets:
 
     language: str
     home: Home
-    _intents: Any = None
+    root: Node
+    lists: dict[str, SlotList]
+    blocks: list[Block]
+    fuzzy_threshold: float | None = 0.82
+    """Minimum confidence of a fuzzy match; None turns fuzzy matching off."""
+    template_count: int = 0
+    """How many expanded templates the trie holds."""
+    compile_seconds: float = 0.0
+    """Time spent loading and compiling."""
 
     def match(self, text: str) -> IntentMatch | None:
         """The best preset intent for `text`, or None when nothing matches confidently."""
-        from hassil import recognize_best
-
-        from hassil import TextSlotList
-
-        lists = {
-            "area": TextSlotList.from_strings([n for a in self.home.areas for n in a.names]),
-            "name": TextSlotList.from_strings([n for d in self.home.devices for n in d.names]),
-        }
-        result = recognize_best(text, self._intents, slot_lists=lists)
-        if result is None:
+        if not isinstance(text, str) or not text.strip() or len(text) > MAX_TEXT_CHARS:
             return None
-        slots = {name: e.value for name, e in result.entities.items()}
-        return IntentMatch(result.intent.name, slots, 1.0, "", text)
+        spoken = canonical(text)
+        if not spoken.text or is_prohibition(spoken.text):
+            return None
+        for variant in (spoken, _front_object(text)):
+            if variant is None:
+                continue
+            found = self._best(variant, match_exact(self.root, variant.text, self.lists.get))
+            if found:
+                return self._result(text, *found, confidence=1.0)
+        return self._fuzzy(text, spoken)
 
-    def phrases(self) -> list[str]:
-        """Sample phrases of every intent, with home names: vocabulary for speech biasing."""
-        return ["거실 불 켜 줘", "조명 꺼 줘", "에어컨 이십삼 도로 맞춰 줘", "지금 몇 시야"]
+    def _fuzzy(self, text: str, spoken: Canonical) -> IntentMatch | None:
+        length = len(spoken.text)
+        if self.fuzzy_threshold is None or length > MAX_FUZZY_CHARS or asks_about(spoken.text):
+            return None
+        budget = (1.0 - self.fuzzy_threshold) * length
+        candidates = match_fuzzy(self.root, spoken.text, self.lists.get, budget)
+        resolved = [(c, r) for c in candidates if (r := self._resolve(c, spoken)) is not None]
+        if not resolved:
+            return None
+        resolved.sort(key=lambda pair: (pair[0].cost, -_rank(pair[0])[0]))
+        best, (intent, slots) = resolved[0]
+        for other, (other_intent, other_slots) in resolved[1:]:
+            if other.cost - best.cost >= AMBIGUITY_MARGIN:
+                break
+            if (other_intent, other_slots) != (intent, slots):
+                return None  # two meanings fit about equally well: do not guess
+        confidence = max(0.0, 1.0 - best.cost / max(length, 1))
+        if confidence < self.fuzzy_threshold:
+            return None
+        return self._result(text, best, intent, slots, confidence=confidence)
+
+    def _best(self, spoken: Canonical, candidates: list[Candidate]):
+        best = None
+        for candidate in candidates:
+            resolved = self._resolve(candidate, spoken)
+            if resolved is None:
+                continue
+            key = _rank(candidate)
+            if best is None or key > best[0]:
+                best = (key, candidate, resolved)
+        return None if best is None else (best[1], *best[2])
+
+    def _resolve(self, candidate: Candidate, spoken: Canonical):
+        """(intent, slots) when the block's context rules accept the candidate."""
+        block = candidate.terminal.block
+        slots: dict[str, Any] = {}
+        context: dict[str, Any] = {}
+        for capture in candidate.captures:
+            if capture.kind == "wildcard":
+                slots[capture.slot] = spoken.spoken_span(capture.start, capture.end)
+            else:
+                slots[capture.slot] = capture.value.value
+            context.update(capture.value.context)
+        for key, wanted in block.requires_context.items():
+            if isinstance(wanted, dict) and wanted.get("slot"):
+                # "불 켜줘" means the speaker's room; with no room configured the
+                # command stays unscoped and the action layer decides.
+                have = context.get(key) or self._speaker_context(key)
+                if have is not None:
+                    slots.setdefault(key, self._display(key, have))
+            elif context.get(key) not in _as_list(wanted):
+                return None
+        for key, unwanted in block.excludes_context.items():
+            if key in context and context[key] in _as_list(unwanted):
+                return None
+        merged = {**block.slots, **slots}
+        if "name" in slots and "domain" in context and "domain" not in merged:
+            merged["domain"] = context["domain"]
+        return block.intent, merged
+
+    def _speaker_context(self, key: str) -> Any:
+        return self.home.speaker_area if key == "area" else None
+
+    def _display(self, key: str, value: Any) -> Any:
+        if key == "area":
+            area = self.home.area(value)
+            return area.name if area else value
+        return value
+
+    def _result(self, text, candidate, intent, slots, confidence) -> IntentMatch:
+        return IntentMatch(
+            intent=intent,
+            slots=slots,
+            confidence=round(confidence, 3),
+            response=respond(self.language, intent, slots),
+            text=text,
+            template=candidate.terminal.template,
+        )
+
+    def phrases(self, limit: int = 5000) -> list[str]:
+        """Command phrases with the home's names: vocabulary for speech-recognition biasing."""
+        phrases: list[str] = []
+        names = [n for d in self.home.devices for n in d.names]
+        names += [n for a in self.home.areas for n in a.names]
+        phrases.extend(dict.fromkeys(normalize_spoken(n) for n in names))
+        for block in self.blocks:
+            if block.priority != OWN_PACK_PRIORITY:
+                continue
+            for text, path in expand_block(block, {}):
+                del text
+                if any(not isinstance(p, str) for p in path):
+                    continue
+                phrases.append(normalize_spoken("".join(path)))
+                if len(phrases) >= limit:
+                    return list(dict.fromkeys(phrases))
+        return list(dict.fromkeys(p for p in phrases if p))
 
     def is_closed(self, text: str) -> bool:
-        """True when `text` ends in a closed Korean sentence-final form (켜줘, 꺼, 맞춰 ...).
+        """True when `text` ends in a closed sentence-final form (켜줘, 꺼, 맞춰 ...).
 
         Early commit acts on a partial hypothesis only when this holds.
         """
-        return text.rstrip(" ?.!").endswith(("줘", "꺼", "켜", "맞춰", "해", "요"))
+        return _is_closed(text)
+
+    def intent_names(self) -> list[str]:
+        """Every intent some pack can produce."""
+        return sorted({block.intent for block in self.blocks})
+
+
+def _rank(candidate: Candidate) -> tuple:
+    """Higher is better: more of the utterance explained by literal text and known values."""
+    known = sum(c.end - c.start for c in candidate.captures if c.kind != "wildcard")
+    wild = sum(c.end - c.start for c in candidate.captures if c.kind == "wildcard")
+    named = any(c.slot == "name" for c in candidate.captures)
+    return (
+        candidate.terminal.literal_chars + known - candidate.cost * 3,
+        candidate.terminal.literal_chars,
+        -len(candidate.captures),
+        -wild,
+        named,
+        candidate.terminal.block.priority,
+        -candidate.skipped,
+    )
+
+
+def _as_list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list | tuple | set) else [value]
+
+
+def _front_object(text: str) -> Canonical | None:
+    """ "켜줘 거실 불" → "거실 불 켜줘": Korean allows the object after the verb."""
+    words = normalize_spoken(text).split()
+    for i, word in enumerate(words[:-1]):
+        if _is_closed(word) and canonical(word).text != canonical_word(word):
+            return canonical(" ".join(words[i + 1 :] + words[: i + 1]))
+    return None
+
+
+def home_lists(home: Home) -> dict[str, SlotList]:
+    """The `area` and `name` lists from the home's areas and devices."""
+    areas = [
+        (canonical_word(name), ListValue(area.name, {"area": area.id}))
+        for area in home.areas
+        for name in area.names
+    ]
+    devices = []
+    for device in home.devices:
+        context = {"domain": device.domain, "entity_id": device.id}
+        if device.device_class:
+            context["device_class"] = device.device_class
+        if device.area:
+            context["device_area"] = device.area
+        devices.extend((canonical_word(n), ListValue(device.name, context)) for n in device.names)
+    return {"area": TextList(areas), "name": TextList(devices), "floor": TextList([])}
+
+
+def compile_pack(pack: Pack, home: Home, fuzzy_threshold: float | None) -> Presets:
+    started = time.perf_counter()
+    lists: dict[str, SlotList] = {}
+    for name, spec in pack.lists.items():
+        try:
+            lists[name] = build_list(name, spec, pack.rules)
+        except PackError as exc:
+            raise PackError(f"{pack.language} packs: {exc}") from None
+    for block in pack.blocks:
+        for name, spec in block.lists.items():
+            lists[name] = build_list(name, spec, pack.rules)
+    lists.update(home_lists(home))
+    root, count = build_trie(
+        (block, text, path)
+        for block in pack.blocks
+        for text, path in expand_block(block, pack.rules)
+    )
+    _add_inline_ranges(root, lists)
+    return Presets(
+        language=pack.language,
+        home=home,
+        root=root,
+        lists=lists,
+        blocks=pack.blocks,
+        fuzzy_threshold=fuzzy_threshold,
+        template_count=count,
+        compile_seconds=time.perf_counter() - started,
+    )
+
+
+def _add_inline_ranges(root: Node, lists: dict[str, SlotList]) -> None:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for ref, child in node.slots.items():
+            if ref.list_name not in lists and (inline := parse_inline_range(ref.list_name)):
+                lists[ref.list_name] = inline
+            stack.append(child)
+        stack.extend(node.chars.values())
+        if node.boundary is not None:
+            stack.append(node.boundary)
 
 
 def load_presets(
@@ -71,8 +299,18 @@ def load_presets(
     include_home_assistant: bool = True,
     fuzzy_threshold: float | None = 0.82,
 ) -> Presets:
-    """Load and compile the built-in and Home Assistant packs for `language`."""
-    from hassil import Intents
-    from home_assistant_intents import get_intents
-
-    return Presets(language, home or Home(), Intents.from_dict(get_intents(language)))
+    """Load and compile our packs (plus Home Assistant's) for `language`."""
+    started = time.perf_counter()
+    packs = []
+    if include_home_assistant:
+        data = home_assistant_pack(language)
+        if data:
+            packs.append(parse_pack(data, "home-assistant-intents", HOME_ASSISTANT_PRIORITY))
+    for path in pack_files(language, extra_packs):
+        data, locate = read_pack(path)
+        packs.append(parse_pack(data, str(path), OWN_PACK_PRIORITY, locate))
+    if not packs:
+        raise PackError(f"no sentence packs for language {language!r}; see intents/README.md")
+    presets = compile_pack(merge_packs(packs), home or Home(), fuzzy_threshold)
+    presets.compile_seconds = time.perf_counter() - started
+    return presets

@@ -1,0 +1,239 @@
+"""Korean as it is spoken and as speech recognition writes it, reduced to one canonical form.
+
+Both sides of a match go through the same reduction: the templates when packs are
+compiled, the utterance when it is matched. The canonical form has no spaces (STT splits
+and merges words freely), spoken numbers as digits, one spelling per loanword, and the
+sentence-final request ending removed (켜 / 켜줘 / 켜 주실래요 → 켜).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from sori.intents.jamo import final_is_rieul, has_final, is_hangul, medial
+from sori.intents.numbers import digits_for_numbers
+
+# Request and politeness endings after a verb, longest first (spaces removed).
+REQUEST_ENDINGS = tuple(
+    sorted(
+        {
+            "줘", "줘요", "줘라", "줘봐", "줘봐요", "주라", "주세요", "주십시오", "주시오",
+            "줄래", "줄래요", "주실래", "주실래요", "주겠니", "주시겠어요", "주시겠습니까",
+            "줄수있어", "줄수있어요", "줄수있니", "줄수있나요", "줄수있을까", "줄수있을까요",
+            "주실수있어요", "주실수있나요", "주실수있을까요", "주면좋겠어", "주면고맙겠어",
+            "봐", "봐요", "요",
+        },
+        key=len,
+        reverse=True,
+    )
+)  # fmt: skip
+
+# Particles that may follow a noun; skipped between template words.
+PARTICLES = tuple(
+    sorted(
+        {"에있는", "에서", "에게", "한테", "으로", "로", "을", "를", "이", "가", "은", "는", "에",
+         "의", "도", "와", "과", "랑", "이랑", "좀", "한번", "있는", "전부", "모두"},
+        key=len,
+        reverse=True,
+    )
+)  # fmt: skip
+# Particles stripped from the end of template words (not 도: "26도" is degrees).
+TEMPLATE_PARTICLES = ("에서", "에게", "으로", "을", "를", "이", "가", "은", "는", "에", "의", "로")
+
+# One spelling per loanword; applied to the space-free text.
+_SPELLINGS = (
+    (re.compile(r"에어콘"), "에어컨"),
+    (re.compile(r"티브이|텔레비전|텔레비|tv"), "티비"),
+    (re.compile(r"(?<=\d)(퍼센트|프로|퍼)"), "%"),
+    (re.compile(r"블라인더"), "블라인드"),
+    (re.compile(r"잠궈"), "잠가"),
+)
+_NOT_TEXT = re.compile(r"[^\w%.]+")
+_TRAILING_DOTS = re.compile(r"(?<!\d)\.|\.(?!\d)")
+
+# Saying not to do something, or that it does not work, is never a command.
+PROHIBITION = re.compile(
+    r"(지마|지말|지않|지도마|지는마|면안돼|면안되|지말아|안(켜|꺼|틀|열|닫|잠))"
+)
+# Words that make a near-miss a question about a device rather than a command.
+QUESTION_WORDS = re.compile(
+    r"(법|방법|어떻게|왜|언제|누가|뭐가|고장|전기세|요금|얼마나들|설명|의미|뜻|안돼|안되)"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Canonical:
+    """An utterance in canonical form, with the way back to its spoken text."""
+
+    text: str
+    """Canonical text: no spaces, digits for numbers, one spelling per word."""
+    spoken: str
+    """The normalized text with its spaces, for wildcard values."""
+    origin: tuple[int, ...]
+    """origin[i] is the index in `spoken` of canonical character i."""
+
+    def spoken_span(self, start: int, end: int) -> str:
+        """The spoken text behind canonical characters [start, end)."""
+        if start >= end:
+            return ""
+        return self.spoken[self.origin[start] : self.origin[end - 1] + 1]
+
+
+def normalize_spoken(text: str) -> str:
+    """Unicode-normalized, lower-case text without punctuation, numbers as digits."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    text = _NOT_TEXT.sub(" ", text.replace("_", " "))
+    text = _TRAILING_DOTS.sub(" ", text)
+    text = digits_for_numbers(" ".join(text.split()))
+    return " ".join(text.split())
+
+
+def canonical_word(text: str) -> str:
+    """A word or phrase in canonical form, endings kept (for list values and template words)."""
+    return respell(normalize_spoken(text).replace(" ", ""))
+
+
+def respell(text: str) -> str:
+    for pattern, spelling in _SPELLINGS:
+        text = pattern.sub(spelling, text)
+    return text
+
+
+def canonical(text: str) -> Canonical:
+    """The canonical form of an utterance, request ending removed."""
+    spoken = normalize_spoken(text)
+    chars, origin = [], []
+    for i, char in enumerate(spoken):
+        if char != " ":
+            chars.append(char)
+            origin.append(i)
+    joined = "".join(chars)
+    respelled = respell(joined)
+    if respelled != joined:
+        # Spellings change lengths; rebuild the origin map by aligning from the left.
+        origin = _realign(joined, respelled, origin)
+    cut = ending_length(respelled)
+    return Canonical(
+        respelled[: len(respelled) - cut], spoken, tuple(origin[: len(respelled) - cut])
+    )
+
+
+def _realign(before: str, after: str, origin: list[int]) -> list[int]:
+    # Walk both strings; a replaced span maps every new character to the span's start.
+    aligned, i = [], 0
+    for j, char in enumerate(after):
+        if i < len(before) and before[i] == char:
+            aligned.append(origin[i])
+            i += 1
+        else:
+            aligned.append(origin[min(i, len(origin) - 1)])
+            # skip the replaced characters of `before` once the next equal char is found
+            nxt = after[j + 1] if j + 1 < len(after) else None
+            while i < len(before) and nxt is not None and before[i] != nxt:
+                i += 1
+    return aligned
+
+
+def ending_length(text: str) -> int:
+    """How many trailing characters are a request ending (plus a light verb 해 before it)."""
+    cut = 0
+    for ending in REQUEST_ENDINGS:
+        if text.endswith(ending) and len(text) > len(ending):
+            cut = len(ending)
+            break
+    # "설정해 줘" means "설정": a trailing 해 after a noun is the light verb 하다.
+    if len(text) - cut > 1 and text[len(text) - cut - 1] == "해":
+        cut += 1
+    return cut
+
+
+def strip_template_particle(word: str) -> str:
+    """A template word without a trailing particle (조명을 → 조명, 불을 → 불)."""
+    for particle in TEMPLATE_PARTICLES:
+        if len(word) > len(particle) and word.endswith(particle):
+            return word[: -len(particle)]
+    return word
+
+
+# Particles that only follow a final consonant, and those that only follow a vowel.
+_AFTER_CONSONANT = frozenset({"을", "이", "은", "과", "으로", "이랑"})
+_AFTER_VOWEL = frozenset({"를", "가", "는", "와"})
+
+
+def particle_fits(previous: str, particle: str) -> bool:
+    """Whether `particle` agrees with the batchim of `previous` (책과, 사과 ≠ 사+과)."""
+    if not previous or not is_hangul(previous):
+        return True
+    if particle in _AFTER_CONSONANT:
+        return has_final(previous)
+    if particle in _AFTER_VOWEL:
+        return not has_final(previous)
+    if particle == "로":
+        return not has_final(previous) or final_is_rieul(previous)
+    return True
+
+
+def particle_lengths(text: str, pos: int) -> list[int]:
+    """Lengths of particles (and stacks of them) that start at `pos` in canonical text.
+
+    A particle must agree with the batchim of the character before it.
+    """
+    found: list[int] = []
+    frontier = [0]
+    while frontier:
+        length = frontier.pop()
+        start = pos + length
+        previous = text[start - 1] if start else ""
+        for particle in PARTICLES:
+            if text.startswith(particle, start) and particle_fits(previous, particle):
+                total = length + len(particle)
+                if total not in found and len(found) < 8:
+                    found.append(total)
+                    frontier.append(total)
+    return found
+
+
+def is_prohibition(canonical_text: str) -> bool:
+    return PROHIBITION.search(canonical_text) is not None
+
+
+def asks_about(canonical_text: str) -> bool:
+    return QUESTION_WORDS.search(canonical_text) is not None
+
+
+# Sentence-final syllables that close a request or question: infinitive -아/-어 forms
+# (켜, 꺼, 맞춰, 열어, 틀어, 해), and 요, 래, 야, 니, 까, 죠.
+_OPEN_VOWEL_ENDINGS = set("ㅏㅓㅕㅐㅝㅘㅙ")
+_CLOSING_SYLLABLES = set("요래야니까죠냐나")
+
+
+def is_closed(text: str) -> bool:
+    """True when the last word ends in a closed sentence-final form (켜줘, 꺼, 맞춰 ...).
+
+    "켜지" (…마), "켜 줄" (…수 있어?) and "거실" are open: more may follow.
+    """
+    words = normalize_spoken(text).split()
+    if not words:
+        return False
+    last = words[-1][-1]
+    if last in _CLOSING_SYLLABLES:
+        return True
+    return is_hangul(last) and not has_final(last) and medial(last) in _OPEN_VOWEL_ENDINGS
+
+
+def josa(word: str, pair: str) -> str:
+    """`word` with the particle of `pair` ("을/를", "이/가", "은/는", "으로/로") it takes."""
+    with_final, without_final = pair.split("/")
+    if not word:
+        return word
+    last = word[-1]
+    if last.isdigit():
+        takes_final = last in "013678"
+        rieul = last in "178"
+    else:
+        takes_final, rieul = has_final(last), final_is_rieul(last)
+    if pair == "으로/로" and rieul:
+        return word + without_final
+    return word + (with_final if takes_final else without_final)

@@ -1,0 +1,134 @@
+"""Match canonical text against the compiled trie: exact first, then jamo-level fuzzy.
+
+Pure functions over parsed objects; no I/O. Both searches return every candidate they
+find; choosing among them (context rules, ranking, ambiguity) is `presets`' job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sori.intents.jamo import syllable_cost
+from sori.intents.korean import particle_lengths
+from sori.intents.slots import ListValue, SlotList, TextList
+from sori.intents.trie import Node, Terminal
+
+# A search stops collecting after this many candidates (wildcards can make many).
+MAX_CANDIDATES = 128
+# Fuzzy paths within this many syllable edits of the best one are kept, so that a
+# near-tie between two meanings can be seen and refused.
+AMBIGUITY_MARGIN = 0.34
+# A recognizer's near-miss differs from the spoken syllable in one jamo (안방 → 암방);
+# syllables that differ more are different words, not errors.
+MAX_SUBSTITUTION = 1 / 3 + 1e-9
+
+Lookup = Callable[[str], SlotList | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Capture:
+    """A slot filled from part of the utterance."""
+
+    slot: str
+    value: ListValue
+    start: int
+    """First canonical character of the span."""
+    end: int
+    """One past the last canonical character of the span."""
+    kind: str
+    """The list kind: "text", "range" or "wildcard"."""
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One way the utterance fits one template."""
+
+    terminal: Terminal
+    captures: tuple[Capture, ...]
+    cost: float
+    """Edit cost in syllables (jamo-weighted); 0 for an exact match."""
+    skipped: int
+    """Characters skipped as particles the template did not write."""
+
+
+def match_exact(root: Node, text: str, lookup: Lookup) -> list[Candidate]:
+    """Every way `text` fits a template exactly (modulo particles at word breaks)."""
+    found: list[Candidate] = []
+    dead: set[tuple[int, int]] = set()
+    end_of_text = len(text)
+
+    def walk(node: Node, pos: int, captures: tuple[Capture, ...], skipped: int) -> None:
+        key = (id(node), pos)
+        if key in dead or len(found) >= MAX_CANDIDATES:
+            return
+        before = len(found)
+        if pos == end_of_text:
+            found.extend(Candidate(t, captures, 0.0, skipped) for t in node.ends)
+        else:
+            child = node.chars.get(text[pos])
+            if child is not None:
+                walk(child, pos + 1, captures, skipped)
+        if node.boundary is not None:
+            walk(node.boundary, pos, captures, skipped)
+            for length in particle_lengths(text, pos):
+                walk(node.boundary, pos + length, captures, skipped + length)
+        for ref, child in node.slots.items():
+            slot_list = lookup(ref.list_name)
+            if slot_list is None:
+                continue
+            for end, value in slot_list.matches(text, pos):
+                capture = Capture(ref.slot_name, value, pos, end, slot_list.kind)
+                walk(child, end, (*captures, capture), skipped)
+        if len(found) == before:
+            dead.add(key)
+
+    walk(root, 0, (), 0)
+    return found
+
+
+def match_fuzzy(root: Node, text: str, lookup: Lookup, budget: float) -> list[Candidate]:
+    """Templates within `budget` edits of `text`, with syllable substitutions costed by jamo.
+
+    Wildcards take no part: a fuzzy wildcard would fit anything.
+    """
+    found: list[Candidate] = []
+    best: dict[tuple[int, int], float] = {}
+    end_of_text = len(text)
+
+    def walk(node: Node, pos: int, captures: tuple[Capture, ...], cost: float) -> None:
+        key = (id(node), pos)
+        seen = best.get(key)
+        if (seen is not None and cost >= seen + AMBIGUITY_MARGIN) or len(found) >= MAX_CANDIDATES:
+            return
+        if seen is None or cost < seen:
+            best[key] = cost
+        if pos == end_of_text:
+            found.extend(Candidate(t, captures, cost, 0) for t in node.ends)
+        spoken = text[pos] if pos < end_of_text else None
+        for char, child in node.chars.items():
+            if spoken is not None:
+                near = syllable_cost(char, spoken)
+                if near <= MAX_SUBSTITUTION and cost + near <= budget:
+                    walk(child, pos + 1, captures, cost + near)
+            if cost + 1.0 <= budget:
+                walk(child, pos, captures, cost + 1.0)
+        if spoken is not None and cost + 1.0 <= budget and node is not root:
+            walk(node, pos + 1, captures, cost + 1.0)
+        if node.boundary is not None:
+            walk(node.boundary, pos, captures, cost)
+            for length in particle_lengths(text, pos):
+                walk(node.boundary, pos + length, captures, cost)
+        for ref, child in node.slots.items():
+            slot_list = lookup(ref.list_name)
+            if isinstance(slot_list, TextList):
+                for end, value, extra in slot_list.fuzzy_matches(text, pos, budget - cost):
+                    capture = Capture(ref.slot_name, value, pos, end, "text")
+                    walk(child, end, (*captures, capture), cost + extra)
+            elif slot_list is not None and slot_list.kind == "range":
+                for end, value in slot_list.matches(text, pos):
+                    capture = Capture(ref.slot_name, value, pos, end, "range")
+                    walk(child, end, (*captures, capture), cost)
+
+    walk(root, 0, (), 0.0)
+    return found

@@ -1,0 +1,140 @@
+"""Spoken replies for matched intents, filled from their slots ("거실 조명을 껐어요")."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from sori.intents.korean import josa
+
+DOMAIN_NOUNS_KO = {
+    "light": "조명", "switch": "스위치", "fan": "선풍기", "climate": "에어컨", "cover": "커튼",
+    "lock": "문", "media_player": "티비", "vacuum": "청소기", "humidifier": "가습기",
+    "air_purifier": "공기청정기", "scene": "장면", "script": "스크립트", "valve": "밸브",
+}  # fmt: skip
+DEVICE_CLASS_NOUNS_KO = {
+    "curtain": "커튼", "blind": "블라인드", "shade": "블라인드", "garage": "차고 문",
+    "window": "창문", "door": "문", "gate": "대문", "awning": "어닝", "shutter": "셔터",
+    "outlet": "플러그", "tv": "티비", "speaker": "스피커",
+}  # fmt: skip
+
+_ON_OFF_KO = {
+    ("HassTurnOn", "cover"): "열었어요",
+    ("HassTurnOff", "cover"): "닫았어요",
+    ("HassTurnOn", "lock"): "잠갔어요",
+    ("HassTurnOff", "lock"): "잠금을 풀었어요",
+    ("HassTurnOn", "scene"): "실행했어요",
+    ("HassTurnOn", "script"): "실행했어요",
+    ("HassTurnOn", "vacuum"): "청소를 시작했어요",
+    ("HassTurnOff", "vacuum"): "청소를 멈췄어요",
+}
+_FIXED_KO = {
+    "HassCancelTimer": "타이머를 취소했어요",
+    "HassCancelAllTimers": "모든 타이머를 취소했어요",
+    "HassTimerStatus": "타이머를 확인할게요",
+    "HassPauseTimer": "타이머를 멈췄어요",
+    "HassUnpauseTimer": "타이머를 다시 시작했어요",
+    "HassGetWeather": "날씨를 알아볼게요",
+    "HassMediaPause": "일시 정지했어요",
+    "HassMediaUnpause": "다시 재생할게요",
+    "HassMediaNext": "다음 곡으로 넘길게요",
+    "HassMediaPrevious": "이전 곡으로 돌아갈게요",
+    "HassVacuumStart": "청소를 시작할게요",
+    "HassVacuumReturnToBase": "청소기를 충전대로 보낼게요",
+    "HassNevermind": "네",
+}
+
+
+def target_ko(slots: Mapping[str, Any]) -> str:
+    """What the command acts on, spoken: "거실 조명", "침실 커튼", "모든 조명"."""
+    name = slots.get("name")
+    if name and name != "all":
+        return str(name)
+    noun = DEVICE_CLASS_NOUNS_KO.get(str(slots.get("device_class")), "") or DOMAIN_NOUNS_KO.get(
+        str(slots.get("domain")), "기기"
+    )
+    area = slots.get("area")
+    if name == "all" or slots.get("all"):
+        return f"{area} 모든 {noun}" if area else f"모든 {noun}"
+    return f"{area} {noun}" if area else noun
+
+
+def duration_ko(slots: Mapping[str, Any]) -> str:
+    parts = []
+    for key, unit in (("hours", "시간"), ("minutes", "분"), ("seconds", "초")):
+        if slots.get(key) not in (None, ""):
+            parts.append(f"{_number(slots[key])}{unit}")
+    return " ".join(parts)
+
+
+def respond_ko(intent: str, slots: Mapping[str, Any], now: datetime | None = None) -> str:
+    domain = str(slots.get("domain", ""))
+    if intent in ("HassTurnOn", "HassTurnOff"):
+        verb = _ON_OFF_KO.get((intent, domain), "켰어요" if intent == "HassTurnOn" else "껐어요")
+        return f"{josa(target_ko(slots), '을/를')} {verb}"
+    if intent == "HassLightSet":
+        if "brightness" in slots:
+            level = f"{_number(slots['brightness'])}%"
+            return f"{target_ko({**slots, 'domain': 'light'})} 밝기를 {josa(level, '으로/로')} 맞췄어요"
+        return f"{target_ko({**slots, 'domain': 'light'})} 색을 바꿨어요"
+    if intent == "HassClimateSetTemperature":
+        place = f"{slots['area']} " if slots.get("area") else ""
+        degrees = f"{_number(slots.get('temperature'))}도"
+        return f"{place}온도를 {josa(degrees, '으로/로')} 맞췄어요"
+    if intent == "HassClimateGetTemperature":
+        return f"{slots['area']} 온도를 확인할게요" if slots.get("area") else "온도를 확인할게요"
+    if intent == "HassSetPosition":
+        level = f"{_number(slots.get('position'))}%"
+        return f"{josa(target_ko(slots), '을/를')} {josa(level, '으로/로')} 맞췄어요"
+    if intent == "HassSetVolume":
+        level = f"{_number(slots.get('volume_level'))}%"
+        return f"볼륨을 {josa(level, '으로/로')} 맞췄어요"
+    if intent == "HassStartTimer":
+        return f"{duration_ko(slots)} 타이머를 시작했어요".strip()
+    if intent == "HassGetCurrentTime":
+        now = now or datetime.now()
+        half = "오전" if now.hour < 12 else "오후"
+        return f"지금은 {half} {now.hour % 12 or 12}시 {now.minute}분이에요"
+    if intent == "HassGetCurrentDate":
+        now = now or datetime.now()
+        weekday = "월화수목금토일"[now.weekday()]
+        return f"오늘은 {now.month}월 {now.day}일 {weekday}요일이에요"
+    if intent == "HassGetState":
+        return f"{target_ko(slots)} 상태를 확인할게요"
+    if intent == "HassShoppingListAddItem":
+        return f"{josa(str(slots.get('item', '')), '을/를')} 쇼핑 리스트에 추가했어요"
+    return _FIXED_KO.get(intent, "알겠어요")
+
+
+def respond_en(intent: str, slots: Mapping[str, Any], now: datetime | None = None) -> str:
+    target = slots.get("name") or " ".join(
+        str(slots[k]) for k in ("area", "domain") if slots.get(k)
+    )
+    if intent == "HassTurnOn":
+        return f"Turned on {target}." if target else "Done."
+    if intent == "HassTurnOff":
+        return f"Turned off {target}." if target else "Done."
+    if intent == "HassStartTimer":
+        parts = [f"{_number(slots[k])} {k}" for k in ("hours", "minutes", "seconds") if k in slots]
+        return f"Started a {' '.join(parts)} timer."
+    if intent == "HassGetCurrentTime":
+        return f"It is {(now or datetime.now()):%-I:%M %p}."
+    if intent == "HassGetCurrentDate":
+        return f"Today is {(now or datetime.now()):%A, %B %-d}."
+    if intent == "HassClimateSetTemperature":
+        return f"Set the temperature to {_number(slots.get('temperature'))} degrees."
+    return "Okay."
+
+
+RESPONDERS = {"ko": respond_ko, "en": respond_en}
+
+
+def respond(language: str, intent: str, slots: Mapping[str, Any]) -> str:
+    return RESPONDERS.get(language, respond_en)(intent, slots)
+
+
+def _number(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
