@@ -114,10 +114,8 @@ def canonical(text: str) -> Canonical:
     if respelled != joined:
         # Spellings change lengths; rebuild the origin map by aligning from the left.
         origin = _realign(joined, respelled, origin)
-    cut = ending_length(respelled)
-    return Canonical(
-        respelled[: len(respelled) - cut], spoken, tuple(origin[: len(respelled) - cut])
-    )
+    keep = len(respelled) - ending_length(respelled)
+    return Canonical(respelled[:keep], spoken, tuple(origin[:keep]))
 
 
 def _realign(before: str, after: str, origin: list[int]) -> list[int]:

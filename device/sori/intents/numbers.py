@@ -19,8 +19,7 @@ NATIVE_ONES = {"하나": 1, "한": 1, "둘": 2, "두": 2, "셋": 3, "세": 3, "�
 # Units after which a spoken number is converted. "퍼센트"/"프로"/"%" all become "%".
 UNITS = ("시간", "퍼센트", "프로", "%", "도", "분", "초", "단계", "개")
 # Single-syllable numeral + unit written together that are ordinary words instead.
-_WORDS_NOT_NUMBERS = {"구분", "일분", "이분", "사분", "일초", "이초", "이도", "오도", "일개", "이개",
-                      "사도"}  # fmt: skip
+_WORDS_NOT_NUMBERS = frozenset("구분 일분 이분 사분 일초 이초 이도 오도 사도 일개 이개".split())
 
 _SINO = "[영공일이삼사오육륙칠팔구십백천만]"
 _NATIVE = "|".join(
@@ -34,10 +33,17 @@ _SPOKEN_NUMBER = re.compile(
 _HALF_HOUR = re.compile(r"(\d+) ?시간 ?반")
 _HALF_MINUTE = re.compile(r"(\d+) ?분 ?반")
 
-_EN_ONES = {w: i for i, w in enumerate(
-    ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"])}  # fmt: skip
-_EN_TENS = {w: 10 * (i + 2) for i, w in enumerate(
-    ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"])}  # fmt: skip
+_EN_ONES = {
+    word: i
+    for i, word in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen "
+        "fourteen fifteen sixteen seventeen eighteen nineteen".split()
+    )
+}
+_EN_TENS = {
+    word: 10 * (i + 2)
+    for i, word in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())
+}
 _EN_WORD = "|".join(sorted([*_EN_ONES, *_EN_TENS, "hundred"], key=len, reverse=True))
 _EN_NUMBER = re.compile(rf"\b(?:{_EN_WORD})(?:[ -](?:{_EN_WORD}))*\b")
 

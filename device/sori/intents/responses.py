@@ -74,10 +74,11 @@ def respond_ko(intent: str, slots: Mapping[str, Any], now: datetime | None = Non
         verb = _ON_OFF_KO.get((intent, domain), "켰어요" if intent == "HassTurnOn" else "껐어요")
         return f"{josa(target_ko(slots), '을/를')} {verb}"
     if intent == "HassLightSet":
+        lights = target_ko({**slots, "domain": "light"})
         if "brightness" in slots:
             level = f"{_number(slots['brightness'])}%"
-            return f"{target_ko({**slots, 'domain': 'light'})} 밝기를 {josa(level, '으로/로')} 맞췄어요"
-        return f"{target_ko({**slots, 'domain': 'light'})} 색을 바꿨어요"
+            return f"{lights} 밝기를 {josa(level, '으로/로')} 맞췄어요"
+        return f"{lights} 색을 바꿨어요"
     if intent == "HassClimateSetTemperature":
         place = f"{slots['area']} " if slots.get("area") else ""
         degrees = f"{_number(slots.get('temperature'))}도"

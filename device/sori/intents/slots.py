@@ -146,7 +146,9 @@ def build_list(name: str, spec: dict[str, Any], rules: dict[str, Sentence]) -> S
                 multiplier=bounds.get("multiplier"),
             )
         except (TypeError, ValueError):
-            raise PackError(f"range list '{name}': 'from', 'to' and 'step' must be numbers")
+            raise PackError(
+                f"range list '{name}': 'from', 'to' and 'step' must be numbers"
+            ) from None
     entries = []
     for item in spec.get("values") or []:
         if isinstance(item, dict):
