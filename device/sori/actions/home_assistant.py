@@ -1,0 +1,114 @@
+"""Home Assistant REST service calls (`POST /api/services/<domain>/<service>`).
+
+The long-lived access token comes from the environment (`$SORI_HA_TOKEN` by default),
+never from the config file. Intents without a direct service go to HA's own intent
+endpoint (`POST /api/intent/handle`), which needs `intent:` in HA's configuration.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+from sori.actions.base import Command, Result
+from sori.actions.webhook import _httpx
+from sori.errors import BackendError, ConfigError
+
+log = logging.getLogger(__name__)
+
+_ON_OFF = {
+    "cover": ("open_cover", "close_cover"),
+    "valve": ("open_valve", "close_valve"),
+    "lock": ("lock", "unlock"),
+}
+
+_SIMPLE = {
+    "HassToggle": "toggle",
+    "HassMediaPause": "media_pause",
+    "HassMediaUnpause": "media_play",
+    "HassMediaNext": "media_next_track",
+    "HassMediaPrevious": "media_previous_track",
+    "HassVacuumStart": "start",
+    "HassVacuumReturnToBase": "return_to_base",
+}
+
+
+def service_call(command: Command) -> tuple[str, str, dict[str, Any]] | None:
+    """(domain, service, data) for `command`, or None when HA has no direct service."""
+    domain, data = command.domain, {"entity_id": command.entity_id}
+    s = command.slots
+    on, off = _ON_OFF.get(domain, ("turn_on", "turn_off"))
+    if command.intent == "HassTurnOn":
+        return domain, on, data
+    if command.intent == "HassTurnOff":
+        return domain, off, data
+    if command.intent in _SIMPLE:
+        return domain, _SIMPLE[command.intent], data
+    if command.intent == "HassLightSet":
+        if "brightness" in s:
+            data["brightness_pct"] = s["brightness"]
+        if "color" in s:
+            data["color_name"] = s["color"]
+        return "light", "turn_on", data
+    if command.intent == "HassClimateSetTemperature" and "temperature" in s:
+        return "climate", "set_temperature", {**data, "temperature": s["temperature"]}
+    if command.intent == "HassSetPosition" and "position" in s:
+        return domain, "set_cover_position", {**data, "position": s["position"]}
+    if command.intent == "HassSetVolume" and "volume_level" in s:
+        return domain, "volume_set", {**data, "volume_level": s["volume_level"] / 100}
+    if command.intent == "HassFanSetSpeed" and "percentage" in s:
+        return "fan", "set_percentage", {**data, "percentage": s["percentage"]}
+    return None
+
+
+class HomeAssistantHandler:
+    """Calls Home Assistant's REST API with a long-lived access token."""
+
+    name = "home_assistant"
+
+    def __init__(self, url: str, token_env: str = "SORI_HA_TOKEN", timeout_s: float = 3.0):
+        if not url:
+            raise ConfigError("home_assistant.url is empty; set it to http://HOST:8123")
+        token = os.environ.get(token_env, "")
+        if not token:
+            raise ConfigError(
+                f"home_assistant.token_env: ${token_env} is not set; export a long-lived "
+                "access token (HA profile → Security) in the service's environment"
+            )
+        httpx = _httpx()
+        self._httpx = httpx
+        self.url = url.rstrip("/")
+        self._client = httpx.AsyncClient(
+            base_url=self.url,
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=timeout_s,
+        )
+
+    async def handle(self, command: Command) -> Result:
+        call = service_call(command)
+        if call is None:
+            path = "/api/intent/handle"
+            body: dict[str, Any] = {"name": command.intent, "data": command.slots}
+        else:
+            domain, service, body = call
+            path = f"/api/services/{domain}/{service}"
+        try:
+            reply = await self._client.post(path, json=body)
+        except self._httpx.HTTPError as exc:
+            raise BackendError(f"Home Assistant at {self.url} failed: {exc!r}") from None
+        if reply.status_code == 401:
+            raise BackendError("Home Assistant refused the token (401); renew it")
+        if reply.status_code >= 300:
+            raise BackendError(f"Home Assistant answered {reply.status_code} to {path}")
+        speech = ""
+        if call is None:
+            speech = (
+                reply.json().get("speech", {}).get("plain", {}).get("speech", "")
+                if reply.headers.get("content-type", "").startswith("application/json")
+                else ""
+            )
+        return Result(detail=f"POST {path} {reply.status_code}", speech=speech)
+
+    async def close(self) -> None:
+        await self._client.aclose()

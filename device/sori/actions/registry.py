@@ -1,0 +1,180 @@
+"""Maps a committed intent to the devices it targets and the handler of each.
+
+The only stage that may change the world. Every device names its handler in the config
+(`[[home.devices]] handler = "mqtt"`); the rest use `actions.default_handler`. Timers,
+the time and the date are answered on the device. Each handler call has a deadline,
+so a hung handler costs one spoken error, never the next turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sori.actions.base import Command, Handler, Result
+from sori.actions.timers import LOCAL_INTENTS, LocalHandler
+from sori.clock import Clock, MonotonicClock
+from sori.events import ActionFinished, IntentCommitted
+from sori.home import Device, Home
+
+log = logging.getLogger(__name__)
+
+DEVICE_INTENTS = frozenset(
+    {
+        "HassTurnOn",
+        "HassTurnOff",
+        "HassToggle",
+        "HassLightSet",
+        "HassClimateSetTemperature",
+        "HassSetPosition",
+        "HassSetVolume",
+        "HassFanSetSpeed",
+        "HassMediaPause",
+        "HassMediaUnpause",
+        "HassMediaNext",
+        "HassMediaPrevious",
+        "HassVacuumStart",
+        "HassVacuumReturnToBase",
+    }
+)
+"""Intents that must reach a device; finding none is a failure the speaker reports."""
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """Where one device's commands go."""
+
+    handler: str
+    """Handler name; empty means the default handler."""
+    topic: str = ""
+    """MQTT topic override."""
+
+
+def resolve(home: Home, slots: Mapping[str, Any]) -> list[Device]:
+    """The devices an intent's slots point at: by name, else by area and domain."""
+    area_id = _area_id(home, slots.get("area"))
+    if slots.get("area") and area_id is None:
+        return []
+    name = slots.get("name")
+    if name:
+        named = [d for d in home.devices if name in d.names or name == d.id]
+        in_area = [d for d in named if area_id is None or d.area == area_id]
+        return in_area or named[:1]
+    domain = slots.get("domain")
+    device_class = slots.get("device_class")
+    if not domain and not area_id:
+        return []
+    candidates = home.devices_in(area_id or home.speaker_area, domain or None)
+    if not candidates and area_id is None:
+        candidates = home.devices_in(None, domain or None)
+    return [d for d in candidates if not device_class or d.device_class == device_class]
+
+
+def _area_id(home: Home, value: Any) -> str | None:
+    if not value:
+        return None
+    return next((a.id for a in home.areas if value in a.names or value == a.id), None)
+
+
+class ActionRegistry:
+    """Runs each committed intent through the right handlers, with a deadline each."""
+
+    def __init__(
+        self,
+        home: Home,
+        handlers: Mapping[str, Handler],
+        local: LocalHandler,
+        routes: Mapping[str, Route] | None = None,
+        default_handler: str = "dry_run",
+        timeout_s: float = 3.0,
+        clock: Clock | None = None,
+    ) -> None:
+        self.clock = clock or MonotonicClock()
+        self.handlers = dict(handlers)
+        self.local = local
+        self.default_handler = default_handler
+        self.timeout_s = timeout_s
+        self.home = home
+        self.routes = dict(routes or {})
+
+    def reload(self, home: Home, routes: Mapping[str, Route]) -> None:
+        """Swap in a new home and device routes (SIGHUP); handlers stay connected."""
+        self.home, self.routes = home, dict(routes)
+
+    @staticmethod
+    def is_local(intent: str) -> bool:
+        return intent in LOCAL_INTENTS
+
+    def commands(self, committed: IntentCommitted) -> list[tuple[str, Command]]:
+        """(handler name, command) pairs for an intent; empty when there is nothing to do."""
+        base = Command(
+            committed.intent, dict(committed.slots), None, "", committed.text,
+            committed.utterance_id,
+        )  # fmt: skip
+        if self.is_local(committed.intent):
+            return [("local", base)]
+        pairs = []
+        for device in resolve(self.home, committed.slots):
+            route = self.routes.get(device.id, Route(""))
+            name = route.handler or self.default_handler
+            command = Command(
+                base.intent, base.slots, device, route.topic, base.text, base.utterance_id
+            )
+            pairs.append((name, command))
+        return pairs
+
+    async def act(self, committed: IntentCommitted) -> list[ActionFinished]:
+        """Carry out `committed`; one ActionFinished per target, failures included."""
+        pairs = self.commands(committed)
+        if not pairs:
+            if committed.intent in DEVICE_INTENTS:
+                return [
+                    ActionFinished(
+                        self.clock.now_ns(),
+                        committed.utterance_id,
+                        committed.intent,
+                        "none",
+                        ok=False,
+                        detail=f"no device matches {dict(committed.slots)}",
+                    )
+                ]
+            return []
+        return list(await asyncio.gather(*(self._one(n, c) for n, c in pairs)))
+
+    async def _one(self, name: str, command: Command) -> ActionFinished:
+        handler = self.local if name == "local" else self.handlers.get(name)
+        started = self.clock.now_ns()
+        ok, detail, speech = True, "", ""
+        try:
+            if handler is None:
+                raise LookupError(f"handler {name!r} is not configured")
+            result: Result = await asyncio.wait_for(handler.handle(command), self.timeout_s)
+            detail, speech = result.detail, result.speech
+        except TimeoutError:
+            ok, detail = False, f"{name} took over {self.timeout_s:g} s"
+        except Exception as exc:  # a handler's failure is reported, never fatal
+            ok, detail = False, str(exc) or type(exc).__name__
+        if not ok:
+            log.warning("%s failed for %s: %s", name, command.entity_id or command.intent, detail)
+        finished = self.clock.now_ns()
+        return ActionFinished(
+            t_ns=finished,
+            utterance_id=command.utterance_id,
+            intent=command.intent,
+            handler=name,
+            target=command.entity_id,
+            ok=ok,
+            detail=detail,
+            speech=speech,
+            elapsed_ns=finished - started,
+        )
+
+    async def close(self) -> None:
+        for handler in [*self.handlers.values(), self.local]:
+            try:
+                await handler.close()
+            except Exception as exc:  # closing must go on for the others
+                log.warning("closing %s: %s", handler.name, exc)

@@ -1,0 +1,94 @@
+"""Allow-listed commands: run a program (never a shell) with the command's values.
+
+Config maps an entity id, a domain, or "*" to an argument list; the program (first
+argument) must be an absolute path in `shell.allow`. Placeholders in arguments:
+{intent} {entity_id} {domain} {object_id} {state} ("on"/"off") {payload} (JSON).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping, Sequence
+
+from sori.actions.base import Command, Result
+from sori.errors import BackendError, ConfigError
+
+log = logging.getLogger(__name__)
+
+
+def check_commands(commands: Mapping[str, Sequence[str]], allow: Sequence[str]) -> None:
+    """ConfigError naming the key when a command is empty or its program not allowed."""
+    for key, argv in commands.items():
+        if not argv or not all(isinstance(a, str) for a in argv):
+            raise ConfigError(f"shell.commands.{key} must be a non-empty list of strings")
+        if argv[0] not in allow:
+            raise ConfigError(
+                f"shell.commands.{key}: {argv[0]!r} is not in shell.allow; add its absolute path"
+            )
+    for program in allow:
+        if not program.startswith("/"):
+            raise ConfigError(f"shell.allow: {program!r} must be an absolute path")
+
+
+class ShellHandler:
+    """Runs the configured program for each command, with a timeout."""
+
+    name = "shell"
+
+    def __init__(
+        self,
+        commands: Mapping[str, Sequence[str]],
+        allow: Sequence[str],
+        timeout_s: float = 5.0,
+    ) -> None:
+        check_commands(commands, allow)
+        self.commands = {k: list(v) for k, v in commands.items()}
+        self.allow = frozenset(allow)
+        self.timeout_s = timeout_s
+
+    def argv_for(self, command: Command) -> list[str]:
+        template = next(
+            (
+                self.commands[k]
+                for k in (command.entity_id, command.domain, "*")
+                if k in self.commands
+            ),
+            None,
+        )
+        if template is None:
+            raise BackendError(f"no shell command for {command.entity_id or command.intent}")
+        state = {"HassTurnOn": "on", "HassTurnOff": "off"}.get(command.intent, "")
+        values = {
+            "intent": command.intent,
+            "entity_id": command.entity_id,
+            "domain": command.domain,
+            "object_id": command.object_id,
+            "state": state,
+            "payload": command.payload_json(),
+        }
+        return [template[0], *(arg.format_map(values) for arg in template[1:])]
+
+    async def handle(self, command: Command) -> Result:
+        argv = self.argv_for(command)
+        if argv[0] not in self.allow:  # checked at start too; never run anything else
+            raise BackendError(f"{argv[0]} is not allow-listed")
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(), self.timeout_s)
+        except (TimeoutError, asyncio.CancelledError):
+            proc.kill()
+            await proc.wait()
+            raise
+        if proc.returncode != 0:
+            tail = err.decode("utf-8", "replace").strip()[-200:]
+            raise BackendError(f"{argv[0]} exited {proc.returncode}: {tail}")
+        return Result(detail=" ".join(argv))
+
+    async def close(self) -> None:
+        return None

@@ -1,0 +1,1 @@
+from broker import mosquitto, subscriber  # noqa: F401

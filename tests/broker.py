@@ -1,0 +1,85 @@
+"""A real mosquitto broker on a free loopback port, and a subscriber that records messages.
+
+Import the fixtures where needed: `from broker import mosquitto, subscriber  # noqa: F401`.
+"""
+
+from __future__ import annotations
+
+import queue
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+
+import pytest
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_port(port: int, deadline_s: float = 10.0) -> None:
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise TimeoutError(f"nothing listens on 127.0.0.1:{port}")
+
+
+@pytest.fixture(scope="session")
+def mosquitto(tmp_path_factory) -> Iterator[str]:
+    """URL of a running mosquitto (Debian package; scripts/install.sh --test installs it)."""
+    exe = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
+    if not shutil.which(exe):
+        pytest.fail("mosquitto is not installed; run 'bash scripts/install.sh --test'")
+    port = free_port()
+    conf = tmp_path_factory.mktemp("mosquitto") / "mosquitto.conf"
+    conf.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n")
+    proc = subprocess.Popen(
+        [exe, "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    try:
+        wait_for_port(port)
+        yield f"mqtt://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+class Subscriber:
+    """Records every message on `#` of a broker."""
+
+    def __init__(self, url: str) -> None:
+        import paho.mqtt.client as mqtt
+
+        host, port = url.removeprefix("mqtt://").split(":")
+        self.messages: queue.Queue[tuple[str, str]] = queue.Queue()
+        self._ready = queue.Queue()
+        self._client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
+        self._client.on_connect = lambda c, *a: c.subscribe("#", qos=1)
+        self._client.on_subscribe = lambda *a: self._ready.put(True)
+        self._client.on_message = lambda c, u, m: self.messages.put(
+            (m.topic, m.payload.decode("utf-8"))
+        )
+        self._client.connect(host, int(port))
+        self._client.loop_start()
+        self._ready.get(timeout=10)
+
+    def next(self, timeout_s: float = 10.0) -> tuple[str, str]:
+        return self.messages.get(timeout=timeout_s)
+
+    def close(self) -> None:
+        self._client.disconnect()
+        self._client.loop_stop()
+
+
+@pytest.fixture
+def subscriber(mosquitto) -> Iterator[Subscriber]:
+    sub = Subscriber(mosquitto)
+    yield sub
+    sub.close()
