@@ -134,6 +134,8 @@ class SherpaConfig:
     """Bias decoding towards the intent phrases and the home's names."""
     hotwords_score: float = 1.5
     """Bonus per hotword token (modified beam search)."""
+    max_active_paths: int = 4
+    """Beam width of modified beam search."""
     probe: bool = True
     """Load the model once in a subprocess first: a bad model then gives an error, not a crash."""
 

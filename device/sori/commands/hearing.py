@@ -1,0 +1,90 @@
+"""Build the hearing pipeline from the config: the one place that picks concrete backends
+by name. `sori replay` and the daemon both use it, so they run the same pipeline."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from sori.clock import Clock
+from sori.config import Config, SttConfig
+from sori.errors import ConfigError
+from sori.pipeline import CommitSettings, Hearing
+from sori.stt.base import SpeechRecognizer
+from sori.vad import EndpointSettings, WebrtcScorer
+
+log = logging.getLogger(__name__)
+
+BACKENDS = ("vosk", "sherpa")
+
+
+def build_recognizer(stt: SttConfig, phrases: list[str]) -> SpeechRecognizer:
+    """The configured speech-to-text backend, its model loaded, biased towards `phrases`."""
+    if stt.backend == "vosk":
+        from sori.stt.vosk import VoskRecognizer
+
+        v = stt.vosk
+        return VoskRecognizer(
+            model_path=v.model or None,
+            phrases=phrases,
+            mode=v.mode,
+            min_word_confidence=v.min_word_confidence,
+            min_agreement=v.min_agreement,
+        )
+    if stt.backend == "sherpa":
+        from sori.stt.sherpa import SherpaModelFiles, SherpaRecognizer
+
+        s = stt.sherpa
+        files = SherpaModelFiles.find(
+            s.model_dir,
+            encoder=s.encoder,
+            decoder=s.decoder,
+            joiner=s.joiner,
+            tokens=s.tokens,
+            bpe_model=s.bpe_model,
+        )
+        return SherpaRecognizer(
+            files,
+            model_type=s.model_type,
+            threads=s.threads,
+            provider=s.provider,
+            phrases=phrases if s.hotwords else (),
+            hotwords_score=s.hotwords_score,
+            max_active_paths=s.max_active_paths,
+            check_in_subprocess=s.probe,
+        )
+    raise ConfigError(f"stt.backend must be one of {', '.join(BACKENDS)}, got {stt.backend!r}")
+
+
+def endpoint_settings(config: Config) -> EndpointSettings:
+    return EndpointSettings(
+        frame_ms=config.audio.frame_ms,
+        start_ms=config.vad.start_ms,
+        stop_ms=config.vad.stop_ms,
+        pre_roll_ms=config.vad.pre_roll_ms,
+        max_utterance_ms=int(config.vad.max_utterance_s * 1000),
+    )
+
+
+def commit_settings(config: Config) -> CommitSettings:
+    c = config.commit
+    return CommitSettings(early=c.early, silence_ms=c.silence_ms, min_confidence=c.min_confidence)
+
+
+def build_hearing(
+    config: Config,
+    recognizer: SpeechRecognizer,
+    understanding: Any,
+    clock: Clock,
+    origin_ns: int = 0,
+) -> Hearing:
+    """A fresh pipeline (one per audio stream) around an already loaded recognizer."""
+    return Hearing(
+        WebrtcScorer(config.vad.aggressiveness),
+        recognizer,
+        understanding,
+        clock=clock,
+        endpoint=endpoint_settings(config),
+        commit=commit_settings(config),
+        origin_ns=origin_ns,
+    )

@@ -1,0 +1,339 @@
+"""The hearing pipeline: audio frames → VAD/endpointer → speech-to-text → early commit.
+
+`Hearing` is the synchronous core. Push one frame, get the events it caused:
+
+    hearing = Hearing(scorer, recognizer, presets, clock=clock)
+    for frame in source.frames():
+        for event in hearing.push(frame):
+            ...                                   # SpeechStarted, TranscriptPartial, ...
+    events = hearing.end()                        # closes an utterance still open
+
+It knows only protocols: a `VoiceScorer` (sori.vad), a `SpeechRecognizer` (sori.stt.base)
+and an `Understanding` (anything with `match(text)` and `is_closed(text)`, such as
+`sori.intents.Presets`). Drivers decide where frames come from and how time passes:
+
+- `replay(frames, hearing, clock)`: as fast as the CPU allows, on a `ReplayClock`, which
+  reports times as if the audio had arrived in real time (waiting for audio is simulated,
+  processing time is real), so latencies read like a live microphone's.
+- `pace(frames, clock, origin_ns)`: real-time pacing, like a microphone (`--realtime`).
+- `hear(frames, hearing)`: the async driver for the daemon; blocking work runs on a
+  worker thread, so the event loop stays free for actions and speech.
+
+Early commit: while an utterance is open, the latest partial hypothesis is matched
+against the presets. When it is a complete command (`match`, confidence at least
+`CommitSettings.min_confidence`), its Korean sentence-final form is closed (`is_closed`)
+and the endpointer has heard `silence_ms` of trailing silence, the intent is committed at
+once (`IntentCommitted(early=True)`) instead of after the recognizer's final result. If
+the final transcript then means something else, `IntentCorrected` follows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from sori.audio.format import AudioFrame
+from sori.audio.ring import FrameRing
+from sori.clock import Clock
+from sori.events import (
+    Event,
+    IntentCommitted,
+    IntentCorrected,
+    IntentNotRecognized,
+    SpeechStarted,
+    SpeechStopped,
+    TranscriptFinal,
+    TranscriptPartial,
+    UtteranceHeard,
+)
+from sori.stt.base import RecognizerStream, SpeechRecognizer
+from sori.vad import Endpointer, EndpointSettings, VoiceScorer
+
+MS = 1_000_000
+
+
+class Understanding(Protocol):
+    """What the pipeline needs from preset understanding (`sori.intents.Presets`)."""
+
+    def match(self, text: str) -> Any:
+        """An IntentMatch-like result (intent, slots, confidence, response) or None."""
+        ...
+
+    def is_closed(self, text: str) -> bool:
+        """True when `text` ends in a closed sentence-final form."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class CommitSettings:
+    """When a partial hypothesis may be acted on."""
+
+    early: bool = True
+    """Commit from partial hypotheses at all."""
+    silence_ms: int = 40
+    """Trailing silence the endpointer must have heard first, in milliseconds."""
+    min_confidence: float = 0.9
+    """Least preset match confidence for an early commit, in [0, 1]."""
+
+
+class ReplayClock:
+    """Simulated real time for replays.
+
+    `arrive(t_ns)` says a frame became available at stream time `t_ns`: if the pipeline
+    was idle, time jumps forward to it (waiting is simulated); if it was still busy, time
+    stays where processing left it (the backlog is real). Between arrivals the clock runs
+    at the speed of the real monotonic clock.
+    """
+
+    def __init__(self) -> None:
+        self._base_ns = 0
+        self._mark_ns = time.perf_counter_ns()
+
+    def now_ns(self) -> int:
+        return self._base_ns + (time.perf_counter_ns() - self._mark_ns)
+
+    def arrive(self, t_ns: int) -> None:
+        self._base_ns = max(self.now_ns(), t_ns)
+        self._mark_ns = time.perf_counter_ns()
+
+
+@dataclass
+class _Turn:
+    """Bookkeeping of one open utterance."""
+
+    utterance_id: int
+    stream: RecognizerStream
+    speech_start_ns: int
+    partial: str = ""
+    committed: IntentCommitted | None = None
+    commit_t_ns: int | None = None
+    audio_ns: int = 0
+    busy_ns: dict[str, int] = field(default_factory=lambda: {"vad": 0, "stt": 0, "understand": 0})
+
+
+class Hearing:
+    """The synchronous core of the hearing pipeline (see the module docstring)."""
+
+    def __init__(
+        self,
+        scorer: VoiceScorer,
+        recognizer: SpeechRecognizer,
+        understanding: Understanding | None,
+        *,
+        clock: Clock,
+        endpoint: EndpointSettings | None = None,
+        commit: CommitSettings | None = None,
+        origin_ns: int = 0,
+    ) -> None:
+        self.recognizer = recognizer
+        self.understanding = understanding
+        self.clock = clock
+        self.endpoint = endpoint or EndpointSettings()
+        self.commit = commit or CommitSettings()
+        self.origin_ns = origin_ns
+        """Clock time of stream time 0; event audio times are shifted by it."""
+        self.endpointer = Endpointer(scorer, self.endpoint, clock, origin_ns)
+        self._ring = FrameRing(
+            self.endpoint.pre_roll_ms + self.endpoint.start_ms, self.endpoint.frame_ms
+        )
+        self._turn: _Turn | None = None
+        self._matches: dict[str, Any] = {}
+        self._vad_ns = 0
+
+    @property
+    def in_speech(self) -> bool:
+        return self._turn is not None
+
+    def push(self, frame: AudioFrame) -> list[Event]:
+        """Process one frame; the events it caused, in order."""
+        events: list[Event] = []
+        started = time.perf_counter_ns()
+        boundary = self.endpointer.push(frame)
+        vad_ns = time.perf_counter_ns() - started
+        if self._turn is None:
+            self._ring.push(frame)
+            self._vad_ns += vad_ns
+            if isinstance(boundary, SpeechStarted):
+                events.append(boundary)
+                self._open(boundary)
+                for buffered in self._ring.drain():
+                    self._feed(buffered, events)
+                self._check_early(events)
+            return events
+        self._turn.busy_ns["vad"] += vad_ns
+        self._feed(frame, events)
+        self._check_early(events)
+        if isinstance(boundary, SpeechStopped):
+            events.append(boundary)
+            self._close(boundary, events)
+        return events
+
+    def end(self) -> list[Event]:
+        """The audio ended: close an utterance still open."""
+        events: list[Event] = []
+        boundary = self.endpointer.end_of_stream()
+        if boundary is not None and self._turn is not None:
+            events.append(boundary)
+            self._close(boundary, events)
+        return events
+
+    # -- one utterance ---------------------------------------------------------------------
+
+    def _open(self, started: SpeechStarted) -> None:
+        self._matches.clear()
+        t0 = time.perf_counter_ns()
+        stream = self.recognizer.open_stream()
+        self._turn = _Turn(started.utterance_id, stream, started.audio_start_ns)
+        self._turn.busy_ns["stt"] += time.perf_counter_ns() - t0
+        self._turn.busy_ns["vad"] += self._vad_ns
+        self._vad_ns = 0
+
+    def _feed(self, frame: AudioFrame, events: list[Event]) -> None:
+        turn = self._turn
+        assert turn is not None
+        t0 = time.perf_counter_ns()
+        hyp = turn.stream.feed(frame.pcm)
+        turn.busy_ns["stt"] += time.perf_counter_ns() - t0
+        turn.audio_ns += frame.duration_ns
+        if hyp is not None and hyp.text != turn.partial:
+            turn.partial = hyp.text
+            events.append(TranscriptPartial(self.clock.now_ns(), turn.utterance_id, hyp.text))
+
+    def _match(self, text: str) -> Any:
+        if self.understanding is None or not text:
+            return None
+        if text not in self._matches:
+            turn = self._turn
+            t0 = time.perf_counter_ns()
+            found = self.understanding.match(text)
+            closed = found is not None and self.understanding.is_closed(text)
+            if turn is not None:
+                turn.busy_ns["understand"] += time.perf_counter_ns() - t0
+            self._matches[text] = (found, closed)
+        return self._matches[text]
+
+    def _check_early(self, events: list[Event]) -> None:
+        turn = self._turn
+        if (
+            turn is None
+            or turn.committed is not None
+            or not self.commit.early
+            or not turn.partial
+            or self.endpointer.trailing_silence_ns < self.commit.silence_ms * MS
+        ):
+            return
+        found, closed = self._match(turn.partial)
+        if found is None or not closed or found.confidence < self.commit.min_confidence:
+            return
+        turn.committed = self._committed(turn, turn.partial, found, early=True)
+        turn.commit_t_ns = turn.committed.t_ns
+        events.append(turn.committed)
+
+    def _committed(self, turn: _Turn, text: str, found: Any, early: bool) -> IntentCommitted:
+        return IntentCommitted(
+            self.clock.now_ns(),
+            turn.utterance_id,
+            text,
+            found.intent,
+            dict(found.slots),
+            float(found.confidence),
+            found.response,
+            early,
+        )
+
+    def _close(self, stopped: SpeechStopped, events: list[Event]) -> None:
+        turn = self._turn
+        assert turn is not None
+        self._turn = None
+        t0 = time.perf_counter_ns()
+        final = turn.stream.finalize()
+        turn.busy_ns["stt"] += time.perf_counter_ns() - t0
+        final_event = TranscriptFinal(
+            self.clock.now_ns(), turn.utterance_id, final.text, final.confidence
+        )
+        events.append(final_event)
+        self._turn = turn  # for busy accounting inside _match
+        found, _ = self._match(final.text) or (None, False)
+        self._turn = None
+        previous = turn.committed
+        if previous is not None:
+            same = found is not None and (found.intent, dict(found.slots)) == (
+                previous.intent,
+                previous.slots,
+            )
+            if not same:
+                replacement = (
+                    self._committed(turn, final.text, found, early=False) if found else None
+                )
+                events.append(
+                    IntentCorrected(self.clock.now_ns(), turn.utterance_id, previous, replacement)
+                )
+                turn.commit_t_ns = replacement.t_ns if replacement else None
+        elif found is not None:
+            committed = self._committed(turn, final.text, found, early=False)
+            turn.commit_t_ns = committed.t_ns
+            events.append(committed)
+        else:
+            events.append(IntentNotRecognized(self.clock.now_ns(), turn.utterance_id, final.text))
+        events.append(
+            UtteranceHeard(
+                self.clock.now_ns(),
+                turn.utterance_id,
+                final.text,
+                turn.speech_start_ns,
+                stopped.audio_end_ns,
+                stopped.t_ns,
+                final_event.t_ns,
+                turn.commit_t_ns,
+                {**turn.busy_ns, "audio": turn.audio_ns},
+            )
+        )
+
+
+# -- drivers ---------------------------------------------------------------------------------
+
+
+def replay(frames: Iterable[AudioFrame], hearing: Hearing, clock: ReplayClock) -> Iterator[Event]:
+    """Run `frames` through `hearing` as fast as possible, in simulated real time: each
+    frame becomes available when its last sample would have arrived."""
+    for frame in frames:
+        clock.arrive(hearing.origin_ns + frame.end_ns)
+        yield from hearing.push(frame)
+    yield from hearing.end()
+
+
+def pace(frames: Iterable[AudioFrame], clock: Clock, origin_ns: int) -> Iterator[AudioFrame]:
+    """Yield each frame no earlier than it would arrive from a microphone started at clock
+    time `origin_ns`."""
+    for frame in frames:
+        wait_ns = origin_ns + frame.end_ns - clock.now_ns()
+        if wait_ns > 0:
+            time.sleep(wait_ns / 1e9)
+        yield frame
+
+
+async def frames_async(frames: Iterable[AudioFrame]) -> AsyncIterator[AudioFrame]:
+    """A blocking frame iterator (a microphone) read on a worker thread."""
+    iterator = iter(frames)
+    done = object()
+    while True:
+        frame = await asyncio.to_thread(next, iterator, done)
+        if frame is done:
+            return
+        yield frame  # type: ignore[misc]
+
+
+async def hear(
+    frames: AsyncIterable[AudioFrame] | Iterable[AudioFrame], hearing: Hearing
+) -> AsyncIterator[Event]:
+    """The async driver: events of `hearing` as frames arrive; recognition runs on a worker
+    thread. The daemon consumes this and acts on `IntentCommitted` as soon as it comes."""
+    source = frames if isinstance(frames, AsyncIterable) else frames_async(frames)
+    async for frame in source:
+        for event in await asyncio.to_thread(hearing.push, frame):
+            yield event
+    for event in await asyncio.to_thread(hearing.end):
+        yield event

