@@ -187,7 +187,7 @@ class RouterConfig:
     preset_threshold: float = 0.8
     """Least preset confidence, in [0, 1], that commits without asking a language model."""
     local_intent_threshold: float = 0.3
-    """Least local-model confidence, in [0, 1], that commits the intent it mapped a paraphrase to."""
+    """Least local-model confidence, in [0, 1], to commit the intent a paraphrase was mapped to."""
     first_token_budget_ms: int = 3000
     """From the start of a turn to the first answer token; an edge answer slower than this is
     abandoned and the local model answers."""

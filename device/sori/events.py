@@ -207,6 +207,92 @@ class UtteranceHeard:
     "audio", the length of the audio fed to the recognizer, all in nanoseconds."""
 
 
+@dataclass(frozen=True, slots=True)
+class AnswerStarted:
+    """A language-model tier began answering a turn (or took over after another failed)."""
+
+    t_ns: int
+    """When the event was emitted, in clock nanoseconds."""
+    utterance_id: int
+    """Which utterance is being answered."""
+    tier: str
+    """Who answers: "local" or "edge"."""
+    reason: str = ""
+    """Why this tier answers."""
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerChunk:
+    """Answer text as it streams from a tier (reasoning text is never included)."""
+
+    t_ns: int
+    """When the event was emitted, in clock nanoseconds."""
+    utterance_id: int
+    """Which utterance is being answered."""
+    text: str
+    """The new text."""
+    source: str = "local"
+    """"local", or the URL of the edge endpoint that produced it."""
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerSentence:
+    """A complete sentence of the answer, ready to be spoken."""
+
+    t_ns: int
+    """When the event was emitted, in clock nanoseconds."""
+    utterance_id: int
+    """Which utterance is being answered."""
+    text: str
+    """The sentence."""
+    index: int = 0
+    """Position in the answer, from 0."""
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerStopped:
+    """The answer is complete, or was cut off."""
+
+    t_ns: int
+    """When the event was emitted, in clock nanoseconds."""
+    utterance_id: int
+    """Which utterance was answered."""
+    text: str
+    """The whole answer as spoken."""
+    interrupted: bool = False
+    """True when a deadline or a broken stream cut it short."""
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRouted:
+    """Understanding is done with a turn: which tier answered, why, and how fast."""
+
+    t_ns: int
+    """When the event was emitted, in clock nanoseconds."""
+    utterance_id: int
+    """Which utterance."""
+    text: str
+    """What the user said."""
+    tier: str
+    """Who answered: "preset", "local", "edge", or "none"."""
+    reason: str
+    """Why that tier answered (rules fired, judgments, failures and fallbacks)."""
+    intent: str | None = None
+    """The committed intent, if the turn was a command; None for answers."""
+    slots: dict[str, Any] = field(default_factory=dict)
+    """Slot values of the intent."""
+    answer: str = ""
+    """The spoken answer or the intent's response."""
+    endpoint: str = ""
+    """URL of the edge endpoint that answered; empty when none did."""
+    ttft_ns: int | None = None
+    """Turn start to the first model token (or to the commit), in nanoseconds."""
+    first_sentence_ns: int | None = None
+    """Turn start to the first complete sentence, in nanoseconds."""
+    total_ns: int = 0
+    """Turn start to the end of the answer, in nanoseconds."""
+
+
 Event = (
     SpeechStarted
     | SpeechStopped
@@ -220,4 +306,9 @@ Event = (
     | PlaybackStarted
     | PlaybackStopped
     | TurnFinished
+    | AnswerStarted
+    | AnswerChunk
+    | AnswerSentence
+    | AnswerStopped
+    | TurnRouted
 )
