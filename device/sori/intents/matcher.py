@@ -39,6 +39,11 @@ class Capture:
     kind: str
     """The list kind: "text", "range" or "wildcard"."""
 
+    @property
+    def hidden(self) -> bool:
+        """Hidden lists (`{_light}`) group words; they are matched but not reported."""
+        return self.slot.startswith("_")
+
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
@@ -65,7 +70,12 @@ def match_exact(root: Node, text: str, lookup: Lookup) -> list[Candidate]:
         before = len(found)
         if pos == end_of_text:
             found.extend(Candidate(t, captures, 0.0, skipped) for t in node.ends)
-        else:
+        elif node.ends and (end_of_text - pos) in particle_lengths(text, pos):
+            # A particle after the last word ("침실 50%로") changes nothing.
+            found.extend(
+                Candidate(t, captures, 0.0, skipped + end_of_text - pos) for t in node.ends
+            )
+        if pos < end_of_text:
             child = node.chars.get(text[pos])
             if child is not None:
                 walk(child, pos + 1, captures, skipped)

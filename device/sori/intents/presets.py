@@ -131,6 +131,8 @@ class Presets:
         slots: dict[str, Any] = {}
         context: dict[str, Any] = {}
         for capture in candidate.captures:
+            if capture.hidden:
+                continue
             if capture.kind == "wildcard":
                 slots[capture.slot] = spoken.spoken_span(capture.start, capture.end)
             else:
@@ -204,15 +206,25 @@ class Presets:
 
 def _rank(candidate: Candidate) -> tuple:
     """Higher is better: more of the utterance explained by literal text and known values."""
-    known = sum(c.end - c.start for c in candidate.captures if c.kind != "wildcard")
-    wild = sum(c.end - c.start for c in candidate.captures if c.kind == "wildcard")
+    # Hidden lists ({_light}) are our way of writing alternatives: they count as literal text.
+    literal = candidate.terminal.literal_chars
+    known = wild = reported = 0
+    for capture in candidate.captures:
+        span = capture.end - capture.start
+        if capture.hidden:
+            literal += span
+        elif capture.kind == "wildcard":
+            wild += span
+        else:
+            known += span
+        reported += not capture.hidden
     named = any(c.slot == "name" for c in candidate.captures)
     return (
-        candidate.terminal.literal_chars + known - candidate.cost * 3,
-        candidate.terminal.literal_chars,
-        -len(candidate.captures),
+        literal + known - candidate.cost * 3,
+        named,  # a device called by its own name is the most specific reading
+        literal,
+        -reported,
         -wild,
-        named,
         candidate.terminal.block.priority,
         -candidate.skipped,
     )
