@@ -39,6 +39,7 @@ from sori.intents.trie import Node, build_trie
 MAX_TEXT_CHARS = 200
 # Fuzzy matching is for short commands; long text would only find accidents.
 MAX_FUZZY_CHARS = 40
+NEVERMIND = "HassNevermind"
 # Our packs outrank Home Assistant's when two matches are otherwise equal.
 OWN_PACK_PRIORITY = 1
 HOME_ASSISTANT_PRIORITY = 0
@@ -83,15 +84,15 @@ class Presets:
         if not isinstance(text, str) or not text.strip() or len(text) > MAX_TEXT_CHARS:
             return None
         spoken = canonical(text)
-        if not spoken.text or is_prohibition(spoken.text):
+        if not spoken.text:
             return None
-        for variant in (spoken, _front_object(text)):
-            if variant is None:
-                continue
+        # "켜지 마" is never a command; only "신경 쓰지 마" (never mind) may match.
+        prohibited = is_prohibition(spoken.text)
+        for variant in (spoken, *_post_posed(text)):
             found = self._best(variant, match_exact(self.root, variant.text, self.lists.get))
-            if found:
+            if found and (not prohibited or found[1] == NEVERMIND):
                 return self._result(text, *found, confidence=1.0)
-        return self._fuzzy(text, spoken)
+        return None if prohibited else self._fuzzy(text, spoken)
 
     def _fuzzy(self, text: str, spoken: Canonical) -> IntentMatch | None:
         length = len(spoken.text)
@@ -107,7 +108,7 @@ class Presets:
         for other, (other_intent, other_slots) in resolved[1:]:
             if other.cost - best.cost >= AMBIGUITY_MARGIN:
                 break
-            if (other_intent, other_slots) != (intent, slots):
+            if _conflict(intent, slots, other_intent, other_slots):
                 return None  # two meanings fit about equally well: do not guess
         confidence = max(0.0, 1.0 - best.cost / max(length, 1))
         if confidence < self.fuzzy_threshold:
@@ -230,17 +231,35 @@ def _rank(candidate: Candidate) -> tuple:
     )
 
 
+def _conflict(intent: str, slots: dict, other_intent: str, other_slots: dict) -> bool:
+    """Whether two readings mean different things.
+
+    "안방 조명" by name and "안방" lights by area (name: all) are one meaning; another
+    intent, another area, another number are not.
+    """
+    if intent != other_intent:
+        return True
+    shared = slots.keys() & other_slots.keys()
+    return any(
+        slots[k] != other_slots[k] and "all" not in (slots[k], other_slots[k]) for k in shared
+    )
+
+
 def _as_list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list | tuple | set) else [value]
 
 
-def _front_object(text: str) -> Canonical | None:
-    """ "켜줘 거실 불" → "거실 불 켜줘": Korean allows the object after the verb."""
+def _post_posed(text: str) -> list[Canonical]:
+    """ "켜줘 거실 불" → "거실 불 켜줘": Korean allows the object after the verb.
+
+    Each split after a closed verb form within the first three words is one reading.
+    """
     words = normalize_spoken(text).split()
-    for i, word in enumerate(words[:-1]):
-        if _is_closed(word) and canonical(word).text != canonical_word(word):
-            return canonical(" ".join(words[i + 1 :] + words[: i + 1]))
-    return None
+    return [
+        canonical(" ".join(words[i:] + words[:i]))
+        for i in range(1, min(len(words), 4))
+        if _is_closed(words[i - 1])
+    ]
 
 
 def home_lists(home: Home) -> dict[str, SlotList]:

@@ -55,9 +55,9 @@ def target_ko(slots: Mapping[str, Any]) -> str:
         str(slots.get("domain")), "기기"
     )
     area = slots.get("area")
-    if name == "all" or slots.get("all"):
-        return f"{area} 모든 {noun}" if area else f"모든 {noun}"
-    return f"{area} {noun}" if area else noun
+    if area:
+        return f"{area} {noun}"
+    return f"모든 {noun}" if name == "all" else noun
 
 
 def duration_ko(slots: Mapping[str, Any]) -> str:
@@ -80,7 +80,9 @@ def respond_ko(intent: str, slots: Mapping[str, Any], now: datetime | None = Non
             return f"{lights} 밝기를 {josa(level, '으로/로')} 맞췄어요"
         return f"{lights} 색을 바꿨어요"
     if intent == "HassClimateSetTemperature":
-        place = f"{slots['area']} " if slots.get("area") else ""
+        place = next(
+            (f"{slots[k]} " for k in ("name", "area") if slots.get(k) not in (None, "all")), ""
+        )
         degrees = f"{_number(slots.get('temperature'))}도"
         return f"{place}온도를 {josa(degrees, '으로/로')} 맞췄어요"
     if intent == "HassClimateGetTemperature":
