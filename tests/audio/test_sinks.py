@@ -4,6 +4,7 @@ import wave
 from array import array
 
 import pytest
+
 from sori.audio.sinks import WavSink, resample
 from sori.errors import AudioError
 

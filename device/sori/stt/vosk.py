@@ -138,14 +138,26 @@ class VoskRecognizer:
 
     def choose(self, free: Hypothesis | None, gram: Hypothesis | None) -> Hypothesis:
         """The hypothesis to report from the two passes (see the module docstring)."""
-        if gram is None:
-            return free or Hypothesis("", 0.0)
-        confident = all(w.confidence >= self.min_word_confidence for w in gram.words)
-        if free is None:
-            return gram if confident else Hypothesis("", 0.0, source="grammar")
-        if gram.text and confident and agreement(gram.text, free.text) >= self.min_agreement:
-            return gram
-        return free
+        return choose(free, gram, self.min_word_confidence, self.min_agreement)
+
+
+def choose(
+    free: Hypothesis | None,
+    gram: Hypothesis | None,
+    min_word_confidence: float,
+    min_agreement: float,
+) -> Hypothesis:
+    """The phrase-constrained hypothesis when every word is confident and (with a free-form
+    pass) it agrees with the free-form text; otherwise the free-form one. Grammar alone and
+    rejected gives an empty hypothesis: a miss, not a wrongly fired device."""
+    if gram is None:
+        return free or Hypothesis("", 0.0)
+    confident = bool(gram.words) and all(w.confidence >= min_word_confidence for w in gram.words)
+    if free is None:
+        return gram if confident else Hypothesis("", 0.0, source="grammar")
+    if confident and agreement(gram.text, free.text) >= min_agreement:
+        return gram
+    return free
 
 
 class _Pass:

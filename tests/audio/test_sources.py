@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+import builtins
+import io
+import sys
+
+import numpy as np
+import pytest
+import soundfile
+
+from sori.audio.format import RATE_HZ, frame_bytes, s16_to_float
+from sori.audio.sources import FileSource, MicSource, RawSource
+from sori.errors import AudioError, DependencyError
+
+
+def test_file_source_frames_cover_the_file(tmp_path):
+    path = tmp_path / "a.wav"
+    soundfile.write(path, np.full(44_100, 0.25, np.float32), 44_100, subtype="PCM_16")
+    frames = list(FileSource(path, frame_ms=30).frames())
+    assert all(len(f.pcm) == frame_bytes(30) for f in frames)
+    assert len(frames) == 34  # 1 s in 30 ms frames, the last one padded
+    assert frames[5].start_ns == 150_000_000
+
+
+def test_raw_stdin_is_resampled_in_a_stream():
+    t = np.arange(8_000) / 8_000
+    x = (0.5 * np.sin(2 * np.pi * 300 * t) * 32767).astype("<i2")
+    stereo = np.stack([x, x], axis=1).tobytes()
+    source = RawSource(io.BytesIO(stereo), "s16le", 8_000, channels=2, read_bytes=1000)
+    frames = list(source.frames())
+    pcm = b"".join(f.pcm for f in frames)
+    assert abs(len(pcm) // 2 - RATE_HZ) <= frame_bytes(20) // 2
+    spectrum = np.abs(np.fft.rfft(s16_to_float(pcm)))
+    assert abs(np.argmax(spectrum) * RATE_HZ / (len(pcm) // 2) - 300) < 3
+
+
+def test_raw_stdin_empty_or_misdescribed_is_refused():
+    with pytest.raises(AudioError, match="no audio"):
+        list(RawSource(io.BytesIO(b"")).frames())
+    with pytest.raises(AudioError, match="unknown raw format"):
+        RawSource(io.BytesIO(b"x"), "mp3")
+
+
+def test_mic_without_portaudio_names_the_fix(monkeypatch):
+    real_import = builtins.__import__
+
+    def no_portaudio(name, *args, **kwargs):
+        if name == "sounddevice":
+            raise OSError("PortAudio library not found")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.delitem(sys.modules, "sounddevice", raising=False)
+    monkeypatch.setattr(builtins, "__import__", no_portaudio)
+    with pytest.raises(DependencyError, match="apt-get install libportaudio2"):
+        MicSource().open()

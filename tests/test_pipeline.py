@@ -1,0 +1,197 @@
+"""The hearing pipeline with scripted partial hypotheses: early commit, correction,
+several utterances, pre-roll, the replay clock and the async driver."""
+
+from __future__ import annotations
+
+import asyncio
+
+from sori.clock import FakeClock
+from sori.events import (
+    IntentCommitted,
+    IntentCorrected,
+    IntentNotRecognized,
+    SpeechStarted,
+    SpeechStopped,
+    TranscriptFinal,
+    TranscriptPartial,
+    UtteranceHeard,
+)
+from sori.intents import IntentMatch
+from sori.pipeline import CommitSettings, Hearing, ReplayClock, hear, replay
+from sori.testing import Cue, EnergyScorer, ScriptedRecognizer, kinds, run_frames, tone_frames
+from sori.vad import EndpointSettings
+
+MS = 1_000_000
+
+
+class Understanding:
+    """Two commands; closed when the text ends in 줘 or 꺼."""
+
+    def match(self, text):
+        if text.startswith("거실 불 켜"):
+            return IntentMatch(
+                "HassTurnOn", {"area": "거실", "domain": "light"}, 1.0, "켰어요", text
+            )
+        if text.startswith("거실 불 꺼"):
+            return IntentMatch(
+                "HassTurnOff", {"area": "거실", "domain": "light"}, 1.0, "껐어요", text
+            )
+        return None
+
+    def is_closed(self, text):
+        return text.endswith(("줘", "꺼"))
+
+
+SPEECH = [(300, False), (700, True), (800, False)]  # speech 0.3-1.0 s
+
+
+def hearing_for(scripts, clock, **commit):
+    return Hearing(
+        EnergyScorer(),
+        ScriptedRecognizer(scripts),
+        Understanding(),
+        clock=clock,
+        endpoint=EndpointSettings(frame_ms=20, start_ms=60, stop_ms=400, pre_roll_ms=200),
+        commit=CommitSettings(**commit),
+    )
+
+
+def of(events, kind):
+    return [e for e in events if isinstance(e, kind)]
+
+
+def test_closed_complete_partial_commits_early_after_a_little_silence():
+    clock = FakeClock()
+    cues = [Cue(300, "거실"), Cue(500, "거실 불 켜"), Cue(760, "거실 불 켜 줘")]
+    hearing = hearing_for([(cues, "거실 불 켜 줘")], clock, silence_ms=40)
+    events = run_frames(hearing, tone_frames(SPEECH), clock)
+    assert kinds(events) == [
+        SpeechStarted,
+        TranscriptPartial,
+        TranscriptPartial,
+        TranscriptPartial,
+        IntentCommitted,
+        SpeechStopped,
+        TranscriptFinal,
+        UtteranceHeard,
+    ]
+    commit = of(events, IntentCommitted)[0]
+    assert commit.early and commit.intent == "HassTurnOn" and commit.slots["area"] == "거실"
+    stopped = of(events, SpeechStopped)[0]
+    assert stopped.audio_end_ns == 1000 * MS
+    # committed once 40 ms of silence were heard, long before the endpointer's 400 ms
+    assert commit.t_ns == 1040 * MS
+    assert stopped.t_ns == 1400 * MS
+    heard = of(events, UtteranceHeard)[0]
+    assert heard.commit_t_ns == commit.t_ns and heard.speech_end_ns == 1000 * MS
+
+
+def test_open_ending_waits_for_the_final_result():
+    clock = FakeClock()
+    cues = [Cue(300, "거실 불 켜")]  # complete command, but not a closed form
+    hearing = hearing_for([(cues, "거실 불 켜 줘")], clock)
+    events = run_frames(hearing, tone_frames(SPEECH), clock)
+    commit = of(events, IntentCommitted)[0]
+    assert not commit.early
+    assert kinds(events).index(IntentCommitted) > kinds(events).index(TranscriptFinal)
+
+
+def test_no_early_commit_while_still_speaking():
+    clock = FakeClock()
+    cues = [Cue(200, "거실 불 켜 줘")]  # closed partial long before the speech ends
+    hearing = hearing_for([(cues, "거실 불 켜 줘")], clock)
+    events = run_frames(hearing, tone_frames(SPEECH), clock)
+    assert of(events, IntentCommitted)[0].t_ns >= 1000 * MS
+
+
+def test_early_commit_can_be_switched_off():
+    clock = FakeClock()
+    cues = [Cue(600, "거실 불 켜 줘")]
+    hearing = hearing_for([(cues, "거실 불 켜 줘")], clock, early=False)
+    events = run_frames(hearing, tone_frames(SPEECH), clock)
+    assert [e.early for e in of(events, IntentCommitted)] == [False]
+
+
+def test_final_that_contradicts_the_commit_corrects_it():
+    clock = FakeClock()
+    cues = [Cue(600, "거실 불 켜 줘")]
+    hearing = hearing_for([(cues, "거실 불 꺼")], clock)
+    events = run_frames(hearing, tone_frames(SPEECH), clock)
+    (correction,) = of(events, IntentCorrected)
+    assert correction.previous.intent == "HassTurnOn"
+    assert correction.replacement.intent == "HassTurnOff"
+    assert not correction.replacement.early
+
+
+def test_final_that_means_nothing_withdraws_the_commit():
+    clock = FakeClock()
+    hearing = hearing_for([([Cue(600, "거실 불 켜 줘")], "거실 분위기 좋다")], clock)
+    events = run_frames(hearing, tone_frames(SPEECH), clock)
+    (correction,) = of(events, IntentCorrected)
+    assert correction.replacement is None
+    assert of(events, UtteranceHeard)[0].commit_t_ns is None
+
+
+def test_agreeing_final_adds_nothing():
+    clock = FakeClock()
+    hearing = hearing_for([([Cue(600, "거실 불 켜 줘")], "거실 불 켜 줘")], clock)
+    events = run_frames(hearing, tone_frames(SPEECH), clock)
+    assert len(of(events, IntentCommitted)) == 1 and not of(events, IntentCorrected)
+
+
+def test_several_utterances_become_several_turns_with_pre_roll():
+    clock = FakeClock()
+    scripts = [([Cue(400, "거실 불 켜 줘")], "거실 불 켜 줘"), ([Cue(100, "음")], "음 글쎄")]
+    hearing = hearing_for(scripts, clock)
+    frames = tone_frames([(500, False), (600, True), (900, False), (400, True), (700, False)])
+    events = run_frames(hearing, frames, clock)
+    assert [e.utterance_id for e in of(events, UtteranceHeard)] == [0, 1]
+    assert [e.text for e in of(events, IntentNotRecognized)] == ["음 글쎄"]
+    first = hearing.recognizer.streams[0]
+    # the recognizer got the 200 ms pre-roll + 600 ms speech + 400 ms trailing silence
+    assert abs(first.fed_ms - 1200) <= 20
+    assert all(s.finalized for s in hearing.recognizer.streams)
+
+
+def test_stream_ending_mid_utterance_still_finishes_it():
+    clock = FakeClock()
+    hearing = hearing_for([([Cue(100, "거실 불")], "거실 불")], clock)
+    events = run_frames(hearing, tone_frames([(200, False), (500, True)]), clock)
+    assert kinds(events)[-4:] == [
+        SpeechStopped,
+        TranscriptFinal,
+        IntentNotRecognized,
+        UtteranceHeard,
+    ]
+
+
+def test_replay_clock_simulates_arrival_and_keeps_real_processing_time():
+    clock = ReplayClock()
+    clock.arrive(5_000 * MS)
+    assert 5_000 * MS <= clock.now_ns() < 5_100 * MS
+    clock.arrive(1 * MS)  # audio from the past: already late, time never goes back
+    assert clock.now_ns() >= 5_000 * MS
+
+
+def test_replay_driver_reports_latency_as_if_in_real_time():
+    clock = ReplayClock()
+    hearing = hearing_for([([Cue(760, "거실 불 켜 줘")], "거실 불 켜 줘")], clock)
+    events = list(replay(tone_frames(SPEECH), hearing, clock))
+    commit, stopped = of(events, IntentCommitted)[0], of(events, SpeechStopped)[0]
+    # at least the 40 ms of silence after the last voiced frame (at 1.0 s) plus processing;
+    # stamped in simulated time, so well before the endpointer's decision
+    assert commit.t_ns - stopped.audio_end_ns >= 40 * MS
+    assert 1_040 * MS <= commit.t_ns <= stopped.t_ns
+    assert stopped.t_ns >= 1_400 * MS
+
+
+def test_async_driver_yields_the_same_events():
+    clock = FakeClock()
+    hearing = hearing_for([([Cue(600, "거실 불 켜 줘")], "거실 불 켜 줘")], clock)
+
+    async def collect():
+        return [e async for e in hear(tone_frames(SPEECH), hearing)]
+
+    events = asyncio.run(collect())
+    assert kinds(events)[0] is SpeechStarted and kinds(events)[-1] is UtteranceHeard
+    assert of(events, IntentCommitted)[0].early
