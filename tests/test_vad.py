@@ -75,6 +75,8 @@ def test_webrtcvad_finds_each_sentence_of_real_synthesized_speech(frame_ms):
     events = [e for f in to_frames(speech.pcm, frame_ms) if (e := endpointer.push(f))]
     assert [type(e) for e in events] == [SpeechStarted, SpeechStopped] * len(speech.spans_s)
     assert [e.utterance_id for e in events] == [0, 0, 1, 1, 2, 2]
-    for (start_s, end_s), began, ended in zip(speech.spans_s, events[::2], events[1::2]):
+    for (start_s, end_s), began, ended in zip(
+        speech.spans_s, events[::2], events[1::2], strict=True
+    ):
         assert abs(began.audio_start_ns / 1e9 - start_s) < 0.12
         assert abs(ended.audio_end_ns / 1e9 - end_s) < 0.15
