@@ -8,6 +8,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
+# A real mosquitto broker (`mosquitto`, `subscriber`), for the actions and daemon tests.
+pytest_plugins = ["broker"]
 
 
 @pytest.fixture(scope="session")

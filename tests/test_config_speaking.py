@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from sori.config import parse_config
 from sori.errors import ConfigError
 

@@ -4,6 +4,7 @@ import asyncio
 
 import pytest
 from recorder import Recorder
+
 from sori.actions.base import Command
 from sori.actions.home_assistant import HomeAssistantHandler, service_call
 from sori.actions.webhook import WebhookHandler

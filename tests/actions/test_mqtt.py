@@ -3,6 +3,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+
 from broker import free_port
 from sori.actions.base import Command
 from sori.actions.mqtt import MqttHandler, parse_url, payload_for, topic_for

@@ -30,6 +30,9 @@ def test_resolve_by_name_area_and_domain():
     assert ids(resolve(HOME, {"domain": "light"})) == ["light.living_room"]  # speaker's room
     assert ids(resolve(HOME, {"domain": "climate"})) == ["climate.bedroom"]  # only one
     assert ids(resolve(HOME, {"area": "부엌", "domain": "light"})) == []
+    assert ids(resolve(HOME, {"name": "all", "area": "안방", "domain": "light"})) == [
+        "light.bedroom"
+    ]
     assert ids(resolve(HOME, {"domain": "cover", "device_class": "blind"})) == []
 
 

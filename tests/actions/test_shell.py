@@ -5,6 +5,7 @@ import shutil
 import sys
 
 import pytest
+
 from sori.actions.base import Command
 from sori.actions.shell import ShellHandler
 from sori.errors import BackendError, ConfigError

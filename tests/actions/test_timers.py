@@ -4,6 +4,7 @@ import asyncio
 from datetime import datetime
 
 import pytest
+
 from sori.actions.base import Command
 from sori.actions.timers import LocalHandler, Timers, timer_seconds
 from sori.errors import BackendError

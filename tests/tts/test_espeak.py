@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+
 from sori.errors import DependencyError
 from sori.tts.base import duration_s
 from sori.tts.espeak import EspeakVoice

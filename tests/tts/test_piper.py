@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+
 from sori.errors import ModelError
 from sori.tts.base import duration_s
 from sori.tts.piper import PiperVoice, default_model

@@ -3,6 +3,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
+
 from sori.errors import ModelError
 from sori.tts.base import duration_s
 from sori.tts.sherpa_vits import SherpaVitsVoice, find_files

@@ -59,7 +59,7 @@ def resolve(home: Home, slots: Mapping[str, Any]) -> list[Device]:
     if slots.get("area") and area_id is None:
         return []
     name = slots.get("name")
-    if name:
+    if name and name != "all":  # "all" means every device of the domain in the area
         named = [d for d in home.devices if name in d.names or name == d.id]
         in_area = [d for d in named if area_id is None or d.area == area_id]
         return in_area or named[:1]

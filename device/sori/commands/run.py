@@ -1,0 +1,198 @@
+"""`sori run`: the voice assistant as a service (see `sori.daemon`)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import signal
+import threading
+from typing import Any
+
+from sori.actions import Timers
+from sori.assemble import (
+    build_handlers,
+    build_registry,
+    build_sink,
+    build_voice,
+    replies,
+    routes,
+)
+from sori.clock import Clock, MonotonicClock
+from sori.commands.options import add_home_options, load_home, presets_from_config
+from sori.config import Config
+from sori.daemon import Daemon
+from sori.home import Home
+from sori.http_api import HttpApi
+from sori.logs import setup_logging
+from sori.playback import Player
+from sori.tts.cache import ReplyCache
+
+log = logging.getLogger("sori.run")
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "run",
+        help="run the assistant: hear, understand, act and speak until stopped",
+        description="Run the voice assistant: microphone (or a file) through hearing, "
+        "understanding, actions and speech, plus a local HTTP API (health, metrics, say, "
+        "events). With a file as input it exits once the file's last turn has finished. "
+        "SIGTERM stops it gracefully; SIGHUP reloads the packs and the home.",
+    )
+    add_home_options(parser)
+    parser.add_argument(
+        "--input", default="mic", metavar="mic|FILE|none",
+        help="audio in: the microphone, a WAV/FLAC file, or none (HTTP turns only)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--output", default="speaker", metavar="speaker|FILE.wav",
+        help="audio out: the speaker (speaker:DEVICE for another one) or a WAV file",
+    )  # fmt: skip
+    parser.add_argument(
+        "--http", metavar="HOST:PORT", help="HTTP API address (default http.bind); 'off' for none"
+    )
+    return parser
+
+
+class Swappable:
+    """Preset understanding that SIGHUP can replace while hearing holds on to it."""
+
+    def __init__(self, presets: Any) -> None:
+        self.current = presets
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.current, name)
+
+    def match(self, text: str) -> Any:
+        return self.current.match(text)
+
+
+def preset_replies(presets: Any, limit: int) -> list[str]:
+    """Responses of the presets' sample phrases: the replies worth having in the cache."""
+    found = []
+    for phrase in presets.phrases()[: limit * 4]:
+        match = presets.match(phrase)
+        if match is not None and match.response:
+            found.append(match.response)
+    return list(dict.fromkeys(found))[:limit]
+
+
+def build_daemon(
+    args: argparse.Namespace,
+    config: Config,
+    home: Home,
+    clock: Clock | None = None,
+    warm_presets: bool = True,
+) -> Daemon:
+    """Every stage, loaded and connected; blocking (models load here)."""
+    clock = clock or MonotonicClock()
+    language = config.intents.language
+    presets = presets_from_config(config.intents, home)
+    understanding = Swappable(presets)
+    voice = build_voice(config)
+    cache = ReplyCache(voice, config.tts.cache_size)
+    said = replies(language)
+    if config.tts.cache:
+        cache.warm([*said.values(), *config.tts.warm])
+    timers = Timers()
+    registry = build_registry(config, home, timers, clock, build_handlers(config))
+    player = Player(build_sink(args.output), cache, clock)
+    daemon = Daemon(
+        understanding=understanding,
+        registry=registry,
+        player=player,
+        timers=timers,
+        replies=said,
+        clock=clock,
+        barge_in=config.daemon.barge_in,
+        earcon=config.daemon.earcon,
+    )
+
+    def reload() -> None:
+        new_config, new_home = load_home(args)
+        new_presets = presets_from_config(new_config.intents, new_home)
+        understanding.current = new_presets
+        registry.reload(new_home, routes(new_config))
+        if new_config.tts.cache:
+            _warm_later(cache, new_presets, new_config.tts.cache_size)
+
+    daemon.reloader = reload
+    if config.tts.cache and warm_presets:
+        _warm_later(cache, presets, config.tts.cache_size)
+    return daemon
+
+
+def _warm_later(cache: ReplyCache, presets: Any, limit: int) -> threading.Thread:
+    """Synthesize the presets' replies on a background thread; turns need not wait."""
+
+    def warm() -> None:
+        try:
+            added = cache.warm(preset_replies(presets, limit // 2))
+            log.info("reply cache warmed: %d preset replies", added)
+        except Exception as exc:  # a cold cache is slower, not broken
+            log.warning("warming the reply cache failed: %s", exc)
+
+    thread = threading.Thread(target=warm, name="sori-warm", daemon=True)
+    thread.start()
+    return thread
+
+
+def run(args: argparse.Namespace) -> int:
+    config, home = load_home(args)  # a bad config raises ConfigError naming the key
+    setup_logging(config.daemon.log_format, args.verbose)
+    return asyncio.run(serve(args, config, home))
+
+
+async def serve(args: argparse.Namespace, config: Config, home: Home) -> int:
+    daemon = await asyncio.to_thread(build_daemon, args, config, home)
+    bind = config.http.bind if args.http is None else ("" if args.http == "off" else args.http)
+    api = HttpApi(daemon, bind) if bind else None
+    source = None
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGTERM, stop.set)
+    loop.add_signal_handler(signal.SIGINT, stop.set)
+    loop.add_signal_handler(signal.SIGHUP, lambda: daemon.spawn(daemon.reload()))
+    try:
+        if api is not None:
+            await api.start()
+        listening = None
+        if args.input != "none":
+            source, events = await asyncio.to_thread(_hearing, args.input, config, daemon)
+            listening = asyncio.create_task(daemon.listen(events))
+        log.info("ready", extra={"http": api.url if api else "", "input": args.input})
+        waits = [asyncio.create_task(stop.wait())]
+        if listening is not None and args.input != "mic":
+            waits.append(listening)
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        if listening is not None and listening.done() and listening.exception():
+            raise listening.exception()
+        log.info("stopping", extra={"turns": daemon.turns_done})
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            loop.remove_signal_handler(sig)
+        if source is not None:
+            source.close()
+        if api is not None:
+            await api.close()
+        with contextlib.suppress(Exception):
+            await daemon.close()
+    return 0
+
+
+def _hearing(input_name: str, config: Config, daemon: Daemon):  # noqa: ANN202
+    """The audio source and the async stream of hearing events (engineer A's pipeline)."""
+    from sori.audio.sources import FileSource, MicSource
+    from sori.commands.hearing import build_hearing, build_recognizer
+    from sori.pipeline import hear
+
+    understanding = daemon.understanding
+    recognizer = build_recognizer(config.stt, understanding.phrases())
+    if input_name == "mic":
+        source = MicSource(config.audio.device, config.audio.frame_ms).open()
+    else:
+        source = FileSource(input_name, config.audio.frame_ms)
+    hearing = build_hearing(config, recognizer, understanding, daemon.clock, daemon.clock.now_ns())
+    return source, hear(source.frames(), hearing)

@@ -1,0 +1,322 @@
+"""The daemon behind `sori run`: hearing, understanding, actions and speech on one loop.
+
+Turns come from the microphone (or a file) through the hearing pipeline, or as text from
+the HTTP API. A preset command's reply starts at once from the fixed-reply cache while
+its action runs; a failed action is followed by the error earcon and a short apology.
+Text no preset understands goes to the language-model router when one is configured.
+Every stage emits events; metrics, the SSE stream and the per-turn trace line observe them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+from collections.abc import AsyncIterator, Callable
+from dataclasses import asdict
+from typing import Any, Protocol
+
+from sori.actions import ActionRegistry, Timers
+from sori.actions.timers import Timer
+from sori.clock import Clock, MonotonicClock
+from sori.events import (
+    ActionFinished,
+    AnswerSentence,
+    Event,
+    IntentCommitted,
+    IntentCorrected,
+    IntentNotRecognized,
+    SpeechStarted,
+    TurnFinished,
+    TurnRouted,
+)
+from sori.metrics import Metrics
+from sori.playback import Player, Spoken
+
+log = logging.getLogger(__name__)
+trace = logging.getLogger("sori.trace")
+
+MS = 1_000_000
+
+
+class Understanding(Protocol):
+    """Preset understanding (`sori.intents.Presets`)."""
+
+    def match(self, text: str) -> Any: ...
+
+
+class Thinker(Protocol):
+    """The language-model router: events for one turn (AnswerSentence, TurnRouted, ...)."""
+
+    def think(self, text: str, utterance_id: int) -> AsyncIterator[Event]: ...
+
+
+class Daemon:
+    """Runs turns and publishes their events. Built by `sori.commands.run`."""
+
+    def __init__(
+        self,
+        *,
+        understanding: Understanding,
+        registry: ActionRegistry,
+        player: Player,
+        timers: Timers,
+        replies: dict[str, str],
+        thinker: Thinker | None = None,
+        clock: Clock | None = None,
+        metrics: Metrics | None = None,
+        barge_in: bool = True,
+        earcon: bool = True,
+    ) -> None:
+        self.understanding = understanding
+        self.registry = registry
+        self.player = player
+        self.timers = timers
+        self.replies = replies
+        self.thinker = thinker
+        self.clock = clock or MonotonicClock()
+        self.metrics = metrics or Metrics()
+        self.barge_in = barge_in
+        self.earcon = earcon
+        self.player.emit = self.emit
+        self.timers.on_ring = self._ring
+        self._subscribers: set[asyncio.Queue] = set()
+        self._tasks: set[asyncio.Task] = set()
+        self._text_ids = itertools.count(1_000_000)
+        self.turns_done = 0
+        self.reloads = 0
+        self.reloader: Callable[[], None] | None = None
+        """Re-reads packs and home (set by the builder); run on a worker thread by reload()."""
+
+    # -- events ------------------------------------------------------------------------------
+
+    def emit(self, event: Event) -> None:
+        """Publish an event to metrics and every SSE subscriber (slow ones lose events)."""
+        self.metrics.observe(event)
+        payload = event_json(event)
+        for queue in list(self._subscribers):
+            if queue.full():
+                continue
+            queue.put_nowait(payload)
+
+    def subscribe(self, max_events: int = 256) -> asyncio.Queue:
+        queue: asyncio.Queue = asyncio.Queue(max_events)
+        self._subscribers.add(queue)
+        return queue
+
+    def unsubscribe(self, queue: asyncio.Queue) -> None:
+        self._subscribers.discard(queue)
+
+    # -- turns -------------------------------------------------------------------------------
+
+    async def say(self, text: str) -> dict[str, Any]:
+        """A turn from text (`POST /say`): understand, act, speak; the turn as JSON."""
+        uid = next(self._text_ids)
+        started = self.clock.now_ns()
+        found = self.understanding.match(text)
+        understood = self.clock.now_ns()
+        stages = {"understand": understood - started}
+        if found is None:
+            self.emit(IntentNotRecognized(understood, uid, text))
+            return await self.think_turn(text, uid, started, stages)
+        committed = IntentCommitted(
+            understood, uid, text, found.intent, dict(found.slots),
+            float(found.confidence), found.response, False,
+        )  # fmt: skip
+        self.emit(committed)
+        return await self.command_turn(committed, started, stages)
+
+    async def command_turn(
+        self, committed: IntentCommitted, started_ns: int, stages: dict[str, int] | None = None
+    ) -> dict[str, Any]:
+        """Act on a committed intent and speak its reply; failures are spoken after it."""
+        stages = dict(stages or {})
+        uid = committed.utterance_id
+        reply = committed.response or self.replies["ack"]
+        if self.registry.is_local(committed.intent):
+            actions = await self._act(committed)
+            reply = next((a.speech for a in actions if a.speech), reply)
+            spoken = await self.player.say(reply, uid)
+        else:
+            speaking = asyncio.create_task(self.player.say(reply, uid))
+            actions = await self._act(committed)
+            spoken = await speaking
+        stages["act"] = max((a.elapsed_ns for a in actions), default=0)
+        failed = [a for a in actions if not a.ok]
+        spoken_all = [spoken]
+        if failed:
+            tone = "error" if self.earcon else ""
+            spoken_all.append(await self.player.say(self.replies["action_failed"], uid, tone))
+        error = "; ".join(f"{a.target or a.handler}: {a.detail}" for a in failed)
+        return self._finish(
+            uid, committed.text, committed.intent, committed.slots, "preset",
+            spoken_all, actions, committed.t_ns, started_ns, stages, error,
+        )  # fmt: skip
+
+    async def think_turn(
+        self, text: str, uid: int, started_ns: int, stages: dict[str, int] | None = None
+    ) -> dict[str, Any]:
+        """Text no preset understood: the router answers, else the not-understood reply."""
+        stages = dict(stages or {})
+        asked = self.clock.now_ns()
+        if self.thinker is None:
+            spoken = await self.player.say(self.replies["not_understood"], uid)
+            return self._finish(
+                uid, text, "", {}, "none", [spoken], [], asked, started_ns, stages, ""
+            )
+        spoken_all: list[Spoken] = []
+        actions: list[ActionFinished] = []
+        tier, intent, slots, error = "none", "", {}, ""
+        try:
+            async for event in self.thinker.think(text, uid):
+                self.emit(event)
+                if isinstance(event, AnswerSentence):
+                    spoken_all.append(await self.player.say(event.text, uid))
+                elif isinstance(event, TurnRouted):
+                    tier, intent, slots = event.tier, event.intent or "", dict(event.slots)
+                    if intent:
+                        committed = IntentCommitted(
+                            event.t_ns, uid, text, intent, slots, 1.0, event.answer
+                        )
+                        actions = await self._act(committed)
+                        reply = next((a.speech for a in actions if a.speech), event.answer)
+                        spoken_all.append(await self.player.say(reply or self.replies["ack"], uid))
+                    if event.ttft_ns is not None and tier == "edge":
+                        self.metrics.observe_edge_ttfb(event.ttft_ns / 1e9)
+        except Exception as exc:  # a failing tier is spoken about, never fatal
+            error = f"router failed: {exc}"
+            log.error("%s", error)
+            self.metrics.count_error("router")
+            spoken_all.append(await self.player.say(self.replies["failed"], uid, "error"))
+        if not spoken_all:
+            spoken_all.append(await self.player.say(self.replies["not_understood"], uid))
+        return self._finish(
+            uid, text, intent, slots, tier, spoken_all, actions, asked, started_ns, stages, error
+        )
+
+    async def _act(self, committed: IntentCommitted) -> list[ActionFinished]:
+        actions = await self.registry.act(committed)
+        for action in actions:
+            self.emit(action)
+        return actions
+
+    def _finish(
+        self, uid: int, text: str, intent: str, slots: dict, tier: str, spoken: list[Spoken],
+        actions: list[ActionFinished], commit_ns: int, started_ns: int,
+        stages: dict[str, int], error: str,
+    ) -> dict[str, Any]:  # fmt: skip
+        now = self.clock.now_ns()
+        first = next((s for s in spoken if s.first_audio_ns is not None), None)
+        if first is not None:
+            stages["first_audio"] = max(0, first.first_audio_ns - commit_ns)
+        stages["speak"] = sum(s.audio_ns for s in spoken)
+        stages["total"] = now - started_ns
+        error = error or "; ".join(s.error for s in spoken if s.error)
+        response = " ".join(s.text for s in spoken if s.text)
+        self.emit(TurnFinished(now, uid, text, intent, tier, response, stages, error))
+        self.turns_done += 1
+        turn = {
+            "turn": uid,
+            "text": text,
+            "intent": intent or None,
+            "slots": slots,
+            "tier": tier,
+            "response": response,
+            "cached": bool(first and first.cached),
+            "interrupted": any(s.interrupted for s in spoken),
+            "actions": [
+                {"handler": a.handler, "target": a.target, "ok": a.ok, "detail": a.detail}
+                for a in actions
+            ],
+            "stages_ms": {k: round(v / MS, 3) for k, v in stages.items()},
+            "error": error,
+        }
+        trace.info("turn %s %s", uid, tier, extra={"turn": turn})
+        return turn
+
+    async def _ring(self, timer: Timer) -> None:
+        await self.player.say(self.replies["timer_done"], 0, "ring")
+
+    # -- audio -------------------------------------------------------------------------------
+
+    def spawn(self, coro) -> asyncio.Task:  # noqa: ANN001 - a coroutine
+        """Run a turn in the background so listening goes on; kept until it finishes."""
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
+        return task
+
+    def _done(self, task: asyncio.Task) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            self.metrics.count_error("turn")
+            log.error("turn failed: %r", task.exception())
+
+    async def on_heard(self, event: Event) -> None:
+        """React to one hearing event: barge-in, commits, corrections, misses."""
+        self.emit(event)
+        if isinstance(event, SpeechStarted):
+            if self.barge_in and self.player.interrupt():
+                self.metrics.barge_ins += 1
+                log.info("barge-in: reply stopped for utterance %d", event.utterance_id)
+        elif isinstance(event, IntentCommitted):
+            self.spawn(self.command_turn(event, event.t_ns))
+        elif isinstance(event, IntentCorrected):
+            log.warning(
+                "utterance %d: early commit %s corrected to %s", event.utterance_id,
+                event.previous.intent, event.replacement.intent if event.replacement else None,
+            )  # fmt: skip
+            if event.replacement is not None:
+                self.spawn(self.command_turn(event.replacement, event.t_ns))
+        elif isinstance(event, IntentNotRecognized) and event.text.strip():
+            self.spawn(self.think_turn(event.text, event.utterance_id, event.t_ns))
+
+    async def listen(self, events: AsyncIterator[Event]) -> None:
+        """Consume hearing events until the source ends, then let open turns finish."""
+        async for event in events:
+            await self.on_heard(event)
+        await self.drain()
+
+    async def drain(self) -> None:
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    async def reload(self) -> bool:
+        """SIGHUP: re-read packs and home on a worker thread; audio keeps flowing."""
+        if self.reloader is None:
+            return False
+        try:
+            await asyncio.to_thread(self.reloader)
+        except Exception as exc:  # a bad edit keeps the running config
+            log.error("reload failed, keeping the running config: %s", exc)
+            self.metrics.count_error("reload")
+            return False
+        self.reloads += 1
+        log.info("reloaded packs and home")
+        return True
+
+    def health(self) -> dict[str, Any]:
+        return {
+            "status": "ok",
+            "turns": self.turns_done,
+            "reloads": self.reloads,
+            "playing": self.player.playing,
+            "timers": len(self.timers.active()),
+        }
+
+    async def close(self) -> None:
+        self.player.interrupt()
+        for task in list(self._tasks):
+            task.cancel()
+        with contextlib.suppress(Exception):
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        await self.registry.close()
+        self.player.sink.close()
+
+
+def event_json(event: Event) -> dict[str, Any]:
+    """An event as a JSON-ready dict with its type name."""
+    return {"type": type(event).__name__, **asdict(event)}

@@ -1,1 +1,0 @@
-from broker import mosquitto, subscriber  # noqa: F401
