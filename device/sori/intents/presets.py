@@ -31,14 +31,23 @@ from sori.intents.korean import is_closed as _is_closed
 from sori.intents.loader import home_assistant_pack, pack_files, read_pack
 from sori.intents.matcher import AMBIGUITY_MARGIN, Candidate, match_exact, match_fuzzy
 from sori.intents.responses import respond
-from sori.intents.slots import ListValue, SlotList, TextList, build_list, parse_inline_range
+from sori.intents.slots import (
+    ListValue,
+    SlotList,
+    TextList,
+    build_list,
+    parse_inline_range,
+    rule_list,
+)
 from sori.intents.templates import Block, Pack, expand_block, merge_packs, parse_pack
 from sori.intents.trie import Node, build_trie
 
 # Utterances longer than this (characters) are not commands; they skip matching.
 MAX_TEXT_CHARS = 200
 # Fuzzy matching is for short commands; long text would only find accidents.
-MAX_FUZZY_CHARS = 40
+MAX_FUZZY_CHARS = 30
+# A recognizer's near-miss is a syllable or so; more edits than this is another sentence.
+MAX_FUZZY_COST = 1.0
 NEVERMIND = "HassNevermind"
 # Our packs outrank Home Assistant's when two matches are otherwise equal.
 OWN_PACK_PRIORITY = 1
@@ -98,7 +107,7 @@ class Presets:
         length = len(spoken.text)
         if self.fuzzy_threshold is None or length > MAX_FUZZY_CHARS or asks_about(spoken.text):
             return None
-        budget = (1.0 - self.fuzzy_threshold) * length
+        budget = min((1.0 - self.fuzzy_threshold) * length, MAX_FUZZY_COST)
         candidates = match_fuzzy(self.root, spoken.text, self.lists.get, budget)
         resolved = [(c, r) for c in candidates if (r := self._resolve(c, spoken)) is not None]
         if not resolved:
@@ -292,11 +301,13 @@ def compile_pack(pack: Pack, home: Home, fuzzy_threshold: float | None) -> Prese
         for name, spec in block.lists.items():
             lists[name] = build_list(name, spec, pack.rules)
     lists.update(home_lists(home))
+    rule_texts: dict[str, list[str]] = {}
     root, count = build_trie(
         (block, text, path)
         for block in pack.blocks
-        for text, path in expand_block(block, pack.rules)
+        for text, path in expand_block(block, pack.rules, rule_texts)
     )
+    lists.update((name, rule_list(texts)) for name, texts in rule_texts.items())
     _add_inline_ranges(root, lists)
     return Presets(
         language=pack.language,

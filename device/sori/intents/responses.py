@@ -110,16 +110,25 @@ def respond_ko(intent: str, slots: Mapping[str, Any], now: datetime | None = Non
     return _FIXED_KO.get(intent, "알겠어요")
 
 
+def target_en(slots: Mapping[str, Any]) -> str:
+    name = slots.get("name")
+    if name and name != "all":
+        return f"the {name}"
+    noun = {"light": "lights", "fan": "fans", "cover": "covers", "climate": "air conditioning"}
+    what = noun.get(str(slots.get("domain")), "devices")
+    if slots.get("area"):
+        return f"the {slots['area']} {what}"
+    return f"all {what}" if name == "all" else f"the {what}"
+
+
 def respond_en(intent: str, slots: Mapping[str, Any], now: datetime | None = None) -> str:
-    target = slots.get("name") or " ".join(
-        str(slots[k]) for k in ("area", "domain") if slots.get(k)
-    )
     if intent == "HassTurnOn":
-        return f"Turned on {target}." if target else "Done."
+        return f"Turned on {target_en(slots)}."
     if intent == "HassTurnOff":
-        return f"Turned off {target}." if target else "Done."
+        return f"Turned off {target_en(slots)}."
     if intent == "HassStartTimer":
-        parts = [f"{_number(slots[k])} {k}" for k in ("hours", "minutes", "seconds") if k in slots]
+        units = (("hours", "hour"), ("minutes", "minute"), ("seconds", "second"))
+        parts = [f"{_number(slots[k])} {unit}" for k, unit in units if k in slots]
         return f"Started a {' '.join(parts)} timer."
     if intent == "HassGetCurrentTime":
         return f"It is {(now or datetime.now()):%-I:%M %p}."

@@ -15,8 +15,8 @@ from hassil.expression import Sentence
 
 from sori.errors import PackError
 from sori.intents.jamo import syllable_cost
-from sori.intents.korean import canonical_word, normalize_spoken
-from sori.intents.templates import SlotRef, expand, parse_template
+from sori.intents.korean import canonical_word, ending_length, normalize_spoken
+from sori.intents.templates import Expansion, SlotRef, expand, parse_template
 
 _END = ""  # trie key under which a node keeps the values that end there
 # Fuzzy matching substitutes only syllables that differ in one jamo (see matcher).
@@ -168,7 +168,7 @@ def template_texts(template: str, rules: dict[str, Sentence], where: str) -> lis
     if not any(c in template for c in "([{<"):
         return [template]
     texts = []
-    for path in expand(parse_template(template, where), rules):
+    for path in expand(parse_template(template, where), Expansion(rules)):
         if any(isinstance(part, SlotRef) for part in path):
             raise PackError(f"{where}: list values cannot refer to other lists: {template!r}")
         texts.append("".join(path))
@@ -182,3 +182,19 @@ def parse_inline_range(list_name: str) -> RangeList | None:
         return None
     low, high, step = (int(g) for g in found.groups())
     return RangeList(low, high, step)
+
+
+def rule_list(texts: list[str]) -> TextList:
+    """A hidden list from a text-only rule's expansions.
+
+    Each text also stands without its request ending (맞춰줘 → 맞춰): utterances lose
+    theirs before matching, and a rule may close the sentence.
+    """
+    entries = []
+    for text in texts:
+        word = canonical_word(text)
+        entries.append((word, ListValue(None)))
+        cut = ending_length(word)
+        if cut:
+            entries.append((word[:-cut], ListValue(None)))
+    return TextList(entries)

@@ -161,10 +161,25 @@ def merge_packs(packs: list[Pack]) -> Pack:
     return merged
 
 
-def expand(expression: Expression, rules: dict[str, Sentence], depth: int = 0) -> Iterator[Path]:
+@dataclass
+class Expansion:
+    """What expanding templates needs: the rules in scope, and where rule lists go.
+
+    With `rule_lists` set, a rule whose body holds only text (no `{lists}`) is not
+    inlined: it becomes one hidden slot (`{_<rule>}`) whose values are the rule's texts,
+    so "(켜|키|틀어) ..." costs one trie edge instead of multiplying every template.
+    """
+
+    rules: dict[str, Sentence]
+    rule_lists: dict[str, list[str]] | None = None
+    scope: str = ""
+    """Prefix for rule-list names, so a block's local rule never shadows a pack rule."""
+
+
+def expand(expression: Expression, how: Expansion, depth: int = 0) -> Iterator[Path]:
     """Every concrete path through a template expression."""
     if isinstance(expression, Sentence):
-        yield from expand(expression.expression, rules, depth)
+        yield from expand(expression.expression, how, depth)
     elif isinstance(expression, TextChunk):
         yield (expression.text,) if expression.text else ()
     elif isinstance(expression, ListReference):
@@ -174,22 +189,51 @@ def expand(expression: Expression, rules: dict[str, Sentence], depth: int = 0) -
         else:
             yield (SlotRef(expression.list_name, expression.slot_name),)
     elif isinstance(expression, RuleReference):
-        if depth > _MAX_RULE_DEPTH:
-            raise PackError(f"expansion rule <{expression.rule_name}> refers to itself")
-        rule = rules.get(expression.rule_name)
-        if rule is None:
-            raise PackError(f"unknown expansion rule <{expression.rule_name}>")
-        yield from expand(rule, rules, depth + 1)
+        yield from _expand_rule(expression.rule_name, how, depth)
     elif isinstance(expression, Permutation):
         for order in itertools.permutations(expression.items):
-            yield from _expand_sequence([*_with_spaces(order)], rules, depth)
+            yield from _expand_sequence([*_with_spaces(order)], how, depth)
     elif isinstance(expression, Alternative):
         for item in expression.items:
-            yield from expand(item, rules, depth)
+            yield from expand(item, how, depth)
     elif isinstance(expression, Sequence):
-        yield from _expand_sequence(expression.items, rules, depth)
+        yield from _expand_sequence(expression.items, how, depth)
     else:
         raise PackError(f"unsupported template element {type(expression).__name__}")
+
+
+def _expand_rule(name: str, how: Expansion, depth: int) -> Iterator[Path]:
+    if depth > _MAX_RULE_DEPTH:
+        raise PackError(f"expansion rule <{name}> refers to itself")
+    rule = how.rules.get(name)
+    if rule is None:
+        raise PackError(f"unknown expansion rule <{name}>")
+    if how.rule_lists is None or not _text_only(rule, how.rules):
+        yield from expand(rule, how, depth + 1)
+        return
+    list_name = f"_<{how.scope}{name}>"
+    texts = how.rule_lists.get(list_name)
+    if texts is None:
+        inline = Expansion(how.rules)
+        texts = ["".join(path) for path in expand(rule, inline, depth + 1)]  # type: ignore[arg-type]
+        how.rule_lists[list_name] = texts
+    if any(not text.strip() for text in texts):
+        yield ()
+    yield (SlotRef(list_name, list_name),)
+
+
+def _text_only(expression: Expression, rules: dict[str, Sentence], depth: int = 0) -> bool:
+    """True when an expression holds no list references, through its rules too."""
+    if isinstance(expression, Sentence):
+        return _text_only(expression.expression, rules, depth)
+    if isinstance(expression, ListReference):
+        return False
+    if isinstance(expression, RuleReference):
+        rule = rules.get(expression.rule_name)
+        return rule is not None and depth < _MAX_RULE_DEPTH and _text_only(rule, rules, depth + 1)
+    if isinstance(expression, Sequence | Alternative | Permutation):
+        return all(_text_only(item, rules, depth) for item in expression.items)
+    return True
 
 
 def _with_spaces(items: tuple[Expression, ...]) -> Iterator[Expression]:
@@ -199,22 +243,26 @@ def _with_spaces(items: tuple[Expression, ...]) -> Iterator[Expression]:
         yield item
 
 
-def _expand_sequence(items: list[Expression], rules: dict[str, Sentence], depth: int):
+def _expand_sequence(items: list[Expression], how: Expansion, depth: int):
     paths: list[Path] = [()]
     for item in items:
-        paths = [head + tail for head in paths for tail in expand(item, rules, depth)]
+        paths = [head + tail for head in paths for tail in expand(item, how, depth)]
         if len(paths) > MAX_EXPANSIONS:
             raise PackError(f"template expands to more than {MAX_EXPANSIONS} sentences")
     yield from paths
 
 
-def expand_block(block: Block, pack_rules: dict[str, Sentence]) -> Iterator[tuple[str, Path]]:
+def expand_block(
+    block: Block, pack_rules: dict[str, Sentence], rule_lists: dict[str, list[str]] | None = None
+) -> Iterator[tuple[str, Path]]:
     """(template text, path) for every expansion of every template in a block."""
-    rules = {**pack_rules, **block.rules}
+    how = Expansion(
+        {**pack_rules, **block.rules}, rule_lists, f"{id(block)}:" if block.rules else ""
+    )
     for text in block.templates:
         sentence = parse_sentence(text, keep_text=True)
         try:
-            for path in expand(sentence, rules):
+            for path in expand(sentence, how):
                 yield text, path
         except PackError as exc:
             raise PackError(f"{block.pack}: {block.intent}: {text!r}: {exc}") from None
