@@ -421,6 +421,9 @@ class Config:
     """Path of the file this config came from; empty for the embedded defaults."""
 
 
+# The commented example shipped beside the package (device/sori.example.toml).
+EXAMPLE_CONFIG = Path(__file__).resolve().parents[1] / "sori.example.toml"
+
 SEARCH_PATHS = (
     Path("sori.toml"),
     Path("~/.config/sori/sori.toml"),
