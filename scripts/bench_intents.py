@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Benchmark preset matching against hassil on the same sentences, in the same run.
+
+Sentences: Home Assistant's Korean intent tests (../shared/conformance/ha-intents-ko)
+plus non-commands (the read-speech transcripts in ../shared/audio/ko-read). Both
+matchers see the same home (the tests' fixtures). Reports per-utterance matching time
+p50/p95/p99, start-up time (load and compile every pack), and how many sentences each
+gets right.
+
+    .venv/bin/python scripts/bench_intents.py [--rounds 5] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+
+
+def percentiles(samples_ms: list[float]) -> dict[str, float]:
+    ordered = sorted(samples_ms)
+    pick = lambda q: ordered[min(len(ordered) - 1, int(q * len(ordered)))]  # noqa: E731
+    return {
+        "p50_ms": round(pick(0.50), 4),
+        "p95_ms": round(pick(0.95), 4),
+        "p99_ms": round(pick(0.99), 4),
+        "mean_ms": round(statistics.fmean(ordered), 4),
+    }
+
+
+def load_hassil(fixtures):
+    from hassil import Intents, TextSlotList
+    from home_assistant_intents import get_intents
+
+    started = time.perf_counter()
+    intents = Intents.from_dict(get_intents("ko"))
+    lists = {
+        "area": TextSlotList.from_tuples(
+            [(name, area.name) for area in fixtures.areas for name in area.names]
+        ),
+        "name": TextSlotList.from_tuples(
+            [(name, device.name, {"domain": device.domain}) for device in fixtures.devices
+             for name in device.names]
+        ),
+    }  # fmt: skip
+    return intents, lists, time.perf_counter() - started
+
+
+def time_calls(match, sentences: list[str], rounds: int) -> tuple[list[float], list]:
+    samples, results = [], []
+    for round_number in range(rounds):
+        for sentence in sentences:
+            started = time.perf_counter_ns()
+            result = match(sentence)
+            samples.append((time.perf_counter_ns() - started) / 1e6)
+            if round_number == 0:
+                results.append(result)
+    return samples, results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5, help="passes over the sentences")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args()
+
+    from hassil import recognize_best
+
+    from sori.conformance import load_cases
+    from sori.intents import load_presets
+    from sori.intents.loader import load_fixtures
+
+    folder = SHARED / "conformance" / "ha-intents-ko"
+    if not folder.is_dir():
+        print(f"bench_intents: {folder} not found; run beside ../shared", file=sys.stderr)
+        return 2
+    fixtures = load_fixtures(folder / "_fixtures.yaml")
+    cases = load_cases(folder)
+    manifest = (SHARED / "audio" / "ko-read" / "manifest.tsv").read_text(encoding="utf-8")
+    negatives = [line.split("\t")[1] for line in manifest.splitlines()[1:] if "\t" in line]
+    sentences = [case.sentence for case in cases] + negatives
+
+    print(f"bench_intents: {len(sentences)} sentences x {args.rounds} rounds", file=sys.stderr)
+    gc.collect()
+    started = time.perf_counter()
+    presets = load_presets("ko", fixtures)
+    ours_startup = time.perf_counter() - started
+    hassil_intents, hassil_lists, hassil_load = load_hassil(fixtures)
+
+    def hassil_match(text):
+        return recognize_best(text, hassil_intents, slot_lists=hassil_lists)
+
+    # hassil compiles lazily on first use; that belongs to its start-up.
+    started = time.perf_counter()
+    hassil_match(sentences[0])
+    hassil_startup = hassil_load + time.perf_counter() - started
+
+    print("bench_intents: timing sori", file=sys.stderr)
+    ours_ms, ours_results = time_calls(presets.match, sentences, args.rounds)
+    print("bench_intents: timing hassil.recognize_best", file=sys.stderr)
+    hassil_ms, hassil_results = time_calls(hassil_match, sentences, args.rounds)
+
+    def correct(results, name_of) -> int:
+        right = 0
+        for case, result in zip(cases, results, strict=False):
+            right += name_of(result) == case.intent
+        for result in results[len(cases) :]:
+            right += result is None
+        return right
+
+    ours = {
+        **percentiles(ours_ms),
+        "startup_s": round(ours_startup, 3),
+        "correct_intent": correct(ours_results, lambda r: r and r.intent),
+    }
+    theirs = {
+        **percentiles(hassil_ms),
+        "startup_s": round(hassil_startup, 3),
+        "correct_intent": correct(hassil_results, lambda r: r and r.intent.name),
+    }
+    report = {
+        "sentences": len(sentences),
+        "rounds": args.rounds,
+        "sori": ours,
+        "hassil": theirs,
+        "p95_ratio": round(ours["p95_ms"] / theirs["p95_ms"], 3),
+        "p50_ratio": round(ours["p50_ms"] / theirs["p50_ms"], 3),
+    }
+    if args.json:
+        print(json.dumps(report))
+    else:
+        print(f"{'':8} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'start s':>8} {'right':>8}")
+        for name, row in (("sori", ours), ("hassil", theirs)):
+            print(
+                f"{name:8} {row['p50_ms']:8.3f} {row['p95_ms']:8.3f} {row['p99_ms']:8.3f} "
+                f"{row['startup_s']:8.3f} {row['correct_intent']:>5}/{len(sentences)}"
+            )
+        print(f"p95 ratio sori/hassil: {report['p95_ratio']}  (goal <= 0.8)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
