@@ -15,7 +15,7 @@ from sori import __version__
 from sori.errors import SoriError
 
 # Subcommand modules; each defines `add_parser(subparsers)` and `run(args) -> int`.
-COMMANDS = ("demo", "intent", "conformance", "replay", "run")
+COMMANDS = ("demo", "intent", "conformance", "replay", "ask", "run")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,79 @@
+"""`sori ask TEXT`: run the whole understanding stack (preset → local → edge) on text."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+
+from sori.commands.options import add_home_options, add_json_option, load_understanding
+from sori.commands.thinking import build_router
+from sori.events import AnswerSentence, Event, TurnRouted
+
+TIERS = ("auto", "preset", "local", "edge")
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "ask",
+        help="understand or answer text with presets, the local model and the edge server",
+        description="Try the preset intents, then the local model, then the edge server "
+        "(per [router] in the config) and print the committed intent or the answer, "
+        "sentence by sentence as it streams. --tier forces one tier. Exit 1 when no tier "
+        "understood or answered.",
+    )
+    parser.add_argument("text", nargs="+", metavar="TEXT", help="what the user said")
+    add_home_options(parser)
+    add_json_option(parser)
+    parser.add_argument(
+        "--tier", choices=TIERS, default="auto", help="force one tier (default: auto)"
+    )
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    config, presets = load_understanding(args)
+    text = " ".join(args.text)
+    routed = asyncio.run(_ask(config, presets, text, args.tier, not args.json))
+    if args.json:
+        print(json.dumps(as_record(routed), ensure_ascii=False), flush=True)
+    else:
+        if routed.intent is not None:
+            slots = " ".join(f"{k}={v}" for k, v in routed.slots.items())
+            print(f"{routed.intent} {slots}\t{routed.answer}".rstrip(), flush=True)
+        print(f"({routed.tier}: {routed.reason})", file=sys.stderr)
+    return 0 if routed.intent is not None or routed.answer else 1
+
+
+async def _ask(config, presets, text: str, tier: str, print_sentences: bool) -> TurnRouted:
+    router, _, edge = build_router(config, presets)
+
+    def show(event: Event) -> None:
+        if print_sentences and isinstance(event, AnswerSentence):
+            print(event.text, flush=True)
+
+    try:
+        return await router.ask(text, force=tier, on_event=show)
+    finally:
+        if edge is not None:
+            await edge.aclose()
+
+
+def as_record(routed: TurnRouted) -> dict:
+    """The `--json` object: exactly the fields the README documents."""
+    return {
+        "text": routed.text,
+        "tier": routed.tier,
+        "intent": routed.intent,
+        "slots": routed.slots,
+        "answer": routed.answer,
+        "reason": routed.reason,
+        "endpoint": routed.endpoint or None,
+        "ttft_ms": _ms(routed.ttft_ns),
+        "total_ms": _ms(routed.total_ns),
+    }
+
+
+def _ms(ns: int | None) -> float | None:
+    return None if ns is None else round(ns / 1e6, 1)

@@ -1,0 +1,132 @@
+"""Wiring of the thinking tiers from the config: presets + local model + edge → a Router.
+
+Shared by `sori ask` and anything else on floor 4 that answers turns (the daemon).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from sori.config import Config, EdgeConfig, LlmConfig, RouterConfig
+from sori.intents import Presets
+from sori.llm.edge import EdgeClient, EdgeSettings, Endpoint, endpoint_key
+from sori.llm.local import LocalLLM
+from sori.llm.router import Router, RouterSettings
+from sori.llm.schema import IntentSpec, Vocabulary
+
+# Slots of Home Assistant's intents (developers.home-assistant.io/docs/intent_builtin), as far
+# as a spoken command fills them. Intents not listed take a name and an area.
+INTENT_SLOTS: dict[str, tuple[str, ...]] = {
+    "HassTurnOn": ("name", "area", "domain"),
+    "HassTurnOff": ("name", "area", "domain"),
+    "HassToggle": ("name", "area", "domain"),
+    "HassLightSet": ("name", "area", "brightness"),
+    "HassClimateSetTemperature": ("name", "area", "temperature"),
+    "HassClimateGetTemperature": ("name", "area"),
+    "HassGetState": ("name", "area", "domain"),
+    "HassGetWeather": ("name",),
+    "HassGetCurrentTime": (),
+    "HassGetCurrentDate": (),
+    "HassSetPosition": ("name", "area", "position"),
+    "HassSetVolume": ("name", "area", "volume_level"),
+    "HassFanSetSpeed": ("name", "area", "percentage"),
+    "HassStartTimer": ("hours", "minutes", "seconds", "name"),
+    "HassCancelTimer": ("name",),
+    "HassPauseTimer": ("name",),
+    "HassUnpauseTimer": ("name",),
+    "HassTimerStatus": ("name",),
+    "HassCancelAllTimers": (),
+    "HassNevermind": (),
+    "HassShoppingListAddItem": ("item",),
+    "HassListAddItem": ("item", "name"),
+    "HassVacuumStart": ("name", "area"),
+    "HassVacuumReturnToBase": ("name", "area"),
+    "HassVacuumCleanArea": ("area",),
+}
+
+
+def intent_names(presets: Presets) -> list[str]:
+    """The intents the local model may map onto: those the loaded packs can produce.
+
+    The one place that decides this, so the source can change without touching the tiers.
+    """
+    names = getattr(presets, "intent_names", None)
+    found = list(names()) if callable(names) else []
+    return found or sorted(INTENT_SLOTS)
+
+
+def vocabulary(presets: Presets) -> Vocabulary:
+    """Known intents with their slots, plus the home's area, device and domain names."""
+    home = presets.home
+    return Vocabulary(
+        intents=tuple(
+            IntentSpec(name, INTENT_SLOTS.get(name, ("name", "area")))
+            for name in intent_names(presets)
+        ),
+        areas=tuple(dict.fromkeys(a.name for a in home.areas)),
+        devices=tuple(dict.fromkeys(d.name for d in home.devices)),
+        domains=tuple(sorted({d.domain for d in home.devices})),
+    )
+
+
+def local_from_config(llm: LlmConfig, vocab: Vocabulary) -> LocalLLM:
+    """The local model, not loaded yet (it loads on first use, or call `load()`)."""
+    return LocalLLM(
+        llm.model,
+        vocabulary=vocab,
+        prompt_format=llm.prompt_format,
+        threads=llm.threads,
+        n_ctx=llm.n_ctx,
+        n_batch=llm.n_batch,
+        max_tokens=llm.max_tokens,
+        intent_max_tokens=llm.intent_max_tokens,
+        temperature=llm.temperature,
+        seed=llm.seed,
+    )
+
+
+def edge_from_config(edge: EdgeConfig) -> EdgeClient | None:
+    """The edge client, or None when no endpoint is configured."""
+    if not edge.endpoints:
+        return None
+    names = {f.name for f in dataclasses.fields(EdgeSettings)}
+    settings = EdgeSettings(**{k: v for k, v in dataclasses.asdict(edge).items() if k in names})
+    endpoints = [
+        Endpoint(
+            url=e.url,
+            ttfb_threshold_ms=e.ttfb_threshold_ms,
+            api_key=endpoint_key(e.api_key, e.api_key_env),
+            ca_file=e.ca_file,
+        )
+        for e in edge.endpoints
+    ]
+    return EdgeClient(endpoints, settings)
+
+
+def router_settings(router: RouterConfig, language: str) -> RouterSettings:
+    return RouterSettings(
+        preset_threshold=router.preset_threshold,
+        local_intent_threshold=router.local_intent_threshold,
+        first_token_budget_ms=router.first_token_budget_ms,
+        local_deadline_ms=router.local_deadline_ms,
+        memory_turns=router.memory_turns,
+        escalate_min_chars=router.escalate_min_chars,
+        escalate_words=tuple(router.escalate_words),
+        deep_words=tuple(router.deep_words),
+        language=language,
+    )
+
+
+def build_router(
+    config: Config, presets: Presets, local: LocalLLM | None = None
+) -> tuple[Router, LocalLLM, EdgeClient | None]:
+    """The router with all three tiers; the caller closes the edge client when done."""
+    local = local or local_from_config(config.llm, vocabulary(presets))
+    edge = edge_from_config(config.edge)
+    router = Router(
+        presets.match,
+        local,
+        edge,
+        router_settings(config.router, config.intents.language),
+    )
+    return router, local, edge
