@@ -1,0 +1,107 @@
+"""The local HTTP API against a real daemon: health, metrics, say, server-sent events."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import httpx
+import pytest
+
+from daemon_kit import build, write_config
+from sori.http_api import HttpApi
+
+
+@pytest.fixture
+def api_run(tmp_path, mosquitto):
+    """Run `scenario(client, api)` against a started API; returns what it returns."""
+
+    def run(scenario):
+        daemon = build(write_config(tmp_path, mosquitto), tmp_path / "reply.wav")
+
+        async def main():
+            api = HttpApi(daemon, "127.0.0.1:0")
+            await api.start()
+            try:
+                async with httpx.AsyncClient(base_url=api.url, timeout=20) as client:
+                    return await asyncio.wait_for(scenario(client, api), 60)
+            finally:
+                await api.close()
+                await daemon.close()
+
+        return asyncio.run(main())
+
+    return run
+
+
+def test_health(api_run):
+    async def scenario(client, api):
+        return await client.get("/health")
+
+    reply = api_run(scenario)
+    assert reply.status_code == 200
+    assert reply.json()["status"] == "ok"
+
+
+def test_say_returns_the_turn_and_metrics_count_it(api_run, subscriber):
+    async def scenario(client, api):
+        said = await client.post("/say", json={"text": "거실 불 켜줘"})
+        metrics = await client.get("/metrics")
+        return said, metrics
+
+    said, metrics = api_run(scenario)
+    assert said.status_code == 200
+    turn = said.json()
+    assert (turn["intent"], turn["tier"]) == ("HassTurnOn", "preset")
+    assert turn["actions"][0]["ok"]
+    assert subscriber.next() == ("sori/light/living_room/set", "ON")
+    assert metrics.headers["content-type"].startswith("text/plain")
+    text = metrics.text
+    assert 'sori_turns_total{tier="preset"} 1' in text
+    assert 'sori_actions_total{handler="mqtt",outcome="ok"} 1' in text
+    assert 'sori_stage_seconds_count{stage="first_audio"} 1' in text
+    assert "# TYPE sori_edge_ttfb_seconds histogram" in text
+
+
+def test_bad_requests_are_refused_with_a_reason(api_run):
+    async def scenario(client, api):
+        return [
+            await client.post("/say", content=b"not json"),
+            await client.post("/say", json={"text": "  "}),
+            await client.get("/say"),
+            await client.get("/nope"),
+            await client.get("/health"),  # still serving after all that
+        ]
+
+    bad_json, empty, wrong_method, missing, health = api_run(scenario)
+    assert bad_json.status_code == 400 and "JSON" in bad_json.json()["error"]
+    assert empty.status_code == 400 and "text" in empty.json()["error"]
+    assert wrong_method.status_code == 405
+    assert missing.status_code == 404
+    assert health.status_code == 200
+
+
+def test_events_stream_one_event_per_stage(api_run):
+    async def scenario(client, api):
+        seen = []
+        async with client.stream("GET", "/events") as stream:
+            assert stream.headers["content-type"] == "text/event-stream"
+            lines = stream.aiter_lines()
+            assert await anext(lines) == ": connected"
+            say = asyncio.create_task(client.post("/say", json={"text": "지금 몇 시야"}))
+            async for line in lines:
+                if line.startswith("data: "):
+                    seen.append(json.loads(line.removeprefix("data: ")))
+                    if seen[-1]["type"] == "TurnFinished":
+                        break
+            await say
+        return seen
+
+    seen = api_run(scenario)
+    kinds = [e["type"] for e in seen]
+    assert kinds[0] == "IntentCommitted"
+    assert "ActionFinished" in kinds and "PlaybackStarted" in kinds
+    assert kinds.index("PlaybackStarted") < kinds.index("PlaybackStopped")
+    assert kinds[-1] == "TurnFinished"
+    assert seen[-1]["intent"] == "HassGetCurrentTime"
+    assert seen[-1]["stages_ns"]["first_audio"] > 0
