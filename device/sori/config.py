@@ -70,7 +70,7 @@ class IntentsConfig:
     """Extra pack files or directories, loaded after the built-in pack."""
     home_assistant: bool = True
     """Also load Home Assistant's sentence pack for the language (home-assistant-intents)."""
-    fuzzy_threshold: float = 0.82
+    fuzzy_threshold: float = 0.8
     """Minimum confidence of a fuzzy (speech-error tolerant) match; below it nothing matches."""
     fuzzy: bool = True
     """Allow jamo-level fuzzy matching at all."""
@@ -379,6 +379,9 @@ class DaemonConfig:
     """ "json" (one object per line) or "text"."""
     earcon: bool = True
     """Play a short tone before a spoken error."""
+    thinking: bool = True
+    """Answer what no preset understands with the language-model tiers ([llm], [router],
+    [edge]); false gives a short "not understood" reply instead."""
 
 
 @dataclass(frozen=True)

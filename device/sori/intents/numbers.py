@@ -30,6 +30,11 @@ _UNIT = "|".join(UNITS)
 _SPOKEN_NUMBER = re.compile(
     rf"(?<![가-힣0-9])(?P<num>{_SINO}+(?: {_SINO}+)*|{_NATIVE})(?P<space> ?)(?P<unit>{_UNIT})"
 )
+# A longer Sino-Korean number stands alone too ("볼륨 삼십으로"): two syllables or more
+# with a place word (십, 백, 천), at a word start, before a particle or the word's end.
+_BARE_SINO = re.compile(
+    rf"(?<![가-힣0-9])(?P<num>{_SINO}*[십백천]{_SINO}*)(?=$|\s|으로|로|까지|에|이야|야)"
+)
 _HALF_HOUR = re.compile(r"(\d+) ?시간 ?반")
 _HALF_MINUTE = re.compile(r"(\d+) ?분 ?반")
 
@@ -82,6 +87,12 @@ def native_value(text: str) -> int | None:
     return NATIVE_ONES.get(text)
 
 
+def _bare_sino(found: re.Match[str]) -> str:
+    spoken = found.group("num")
+    value = sino_value(spoken) if len(spoken) >= 2 else None
+    return found.group(0) if value is None else str(value)
+
+
 def english_value(text: str) -> int | None:
     """ "twenty three" → 23, "one hundred five" → 105."""
     total = 0
@@ -112,6 +123,7 @@ def digits_for_numbers(text: str) -> str:
         return f"{value}{unit}"
 
     text = _SPOKEN_NUMBER.sub(replace, text)
+    text = _BARE_SINO.sub(_bare_sino, text)
     text = _HALF_HOUR.sub(r"\1시간 30분", text)
     text = _HALF_MINUTE.sub(r"\1분 30초", text)
     return _EN_NUMBER.sub(lambda m: str(english_value(m.group(0))), text)
