@@ -31,6 +31,7 @@ backend = "espeak"
 
 [daemon]
 log_format = "text"
+thinking = false
 """
 
 

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import asdict
 from typing import Any, Protocol
 
@@ -47,9 +47,10 @@ class Understanding(Protocol):
 
 
 class Thinker(Protocol):
-    """The language-model router: events for one turn (AnswerSentence, TurnRouted, ...)."""
+    """The language-model router (`sori.llm.router.Router`): the events of one turn
+    (IntentCommitted, AnswerSentence, ..., TurnRouted last)."""
 
-    def think(self, text: str, utterance_id: int) -> AsyncIterator[Event]: ...
+    def turn(self, text: str, utterance_id: int) -> AsyncIterator[Event]: ...
 
 
 class Daemon:
@@ -88,6 +89,8 @@ class Daemon:
         self.reloads = 0
         self.reloader: Callable[[], None] | None = None
         """Re-reads packs and home (set by the builder); run on a worker thread by reload()."""
+        self.closers: list[Callable[[], Awaitable[None]]] = []
+        """Coroutines to await at shutdown (edge clients, ...)."""
 
     # -- events ------------------------------------------------------------------------------
 
@@ -165,32 +168,36 @@ class Daemon:
             return self._finish(
                 uid, text, "", {}, "none", [spoken], [], asked, started_ns, stages, ""
             )
-        spoken_all: list[Spoken] = []
+        speaking: list[asyncio.Task] = []  # replies queue up in order in the player
         actions: list[ActionFinished] = []
         tier, intent, slots, error = "none", "", {}, ""
+
+        def say(text: str, tone: str = "") -> None:
+            speaking.append(asyncio.create_task(self.player.say(text, uid, tone)))
+
         try:
-            async for event in self.thinker.think(text, uid):
+            async for event in self.thinker.turn(text, uid):
                 self.emit(event)
                 if isinstance(event, AnswerSentence):
-                    spoken_all.append(await self.player.say(event.text, uid))
+                    say(event.text)
+                elif isinstance(event, IntentCommitted):
+                    actions = await self._act(event)
+                    reply = next((a.speech for a in actions if a.speech), event.response)
+                    say(reply or self.replies["ack"])
+                    if any(not a.ok for a in actions):
+                        say(self.replies["action_failed"], "error" if self.earcon else "")
                 elif isinstance(event, TurnRouted):
                     tier, intent, slots = event.tier, event.intent or "", dict(event.slots)
-                    if intent:
-                        committed = IntentCommitted(
-                            event.t_ns, uid, text, intent, slots, 1.0, event.answer
-                        )
-                        actions = await self._act(committed)
-                        reply = next((a.speech for a in actions if a.speech), event.answer)
-                        spoken_all.append(await self.player.say(reply or self.replies["ack"], uid))
                     if event.ttft_ns is not None and tier == "edge":
                         self.metrics.observe_edge_ttfb(event.ttft_ns / 1e9)
         except Exception as exc:  # a failing tier is spoken about, never fatal
             error = f"router failed: {exc}"
             log.error("%s", error)
             self.metrics.count_error("router")
-            spoken_all.append(await self.player.say(self.replies["failed"], uid, "error"))
-        if not spoken_all:
-            spoken_all.append(await self.player.say(self.replies["not_understood"], uid))
+            say(self.replies["failed"], "error" if self.earcon else "")
+        if not speaking:
+            say(self.replies["not_understood"])
+        spoken_all = list(await asyncio.gather(*speaking))
         return self._finish(
             uid, text, intent, slots, tier, spoken_all, actions, asked, started_ns, stages, error
         )
@@ -314,6 +321,9 @@ class Daemon:
         with contextlib.suppress(Exception):
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
         await self.registry.close()
+        for close in self.closers:
+            with contextlib.suppress(Exception):
+                await close()
         self.player.sink.close()
 
 

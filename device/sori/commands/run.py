@@ -23,6 +23,7 @@ from sori.clock import Clock, MonotonicClock
 from sori.commands.options import add_home_options, load_home, presets_from_config
 from sori.config import Config
 from sori.daemon import Daemon
+from sori.errors import SoriError
 from sori.home import Home
 from sori.http_api import HttpApi
 from sori.logs import setup_logging
@@ -99,8 +100,10 @@ def build_daemon(
     timers = Timers()
     registry = build_registry(config, home, timers, clock, build_handlers(config))
     player = Player(build_sink(args.output), cache, clock)
+    thinker, closers = _thinking(config, presets) if config.daemon.thinking else (None, [])
     daemon = Daemon(
         understanding=understanding,
+        thinker=thinker,
         registry=registry,
         player=player,
         timers=timers,
@@ -119,9 +122,34 @@ def build_daemon(
             _warm_later(cache, new_presets, new_config.tts.cache_size)
 
     daemon.reloader = reload
+    daemon.closers.extend(closers)
     if config.tts.cache and warm_presets:
         _warm_later(cache, presets, config.tts.cache_size)
     return daemon
+
+
+def _thinking(config: Config, presets: Any) -> tuple[Any, list]:
+    """The language-model router (issue 4's tiers), its local model loading in the background.
+
+    The daemon has matched the presets already, so the router starts at the local model.
+    """
+    from sori.commands.thinking import build_router
+
+    try:
+        router, local, edge = build_router(config, presets)
+    except SoriError as exc:
+        log.warning("language-model tiers unavailable, answering 'not understood': %s", exc)
+        return None, []
+    router.presets = None
+
+    def preload() -> None:
+        try:
+            local.load()
+        except Exception as exc:  # the router reports a failing tier per turn
+            log.warning("local language model did not load: %s", exc)
+
+    threading.Thread(target=preload, name="sori-llm-load", daemon=True).start()
+    return router, [edge.aclose] if edge is not None else []
 
 
 def _warm_later(cache: ReplyCache, presets: Any, limit: int) -> threading.Thread:
