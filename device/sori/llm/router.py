@@ -386,7 +386,8 @@ class Router:
                 if not started:
                     started = True
                     state.tier = tier
-                    state.endpoint = token.source if tier == "edge" else ""
+                    if tier == "edge":
+                        state.endpoint = token.source
                     yield AnswerStarted(
                         self.clock.now_ns(), state.utterance_id, tier, "; ".join(state.reasons)
                     )
