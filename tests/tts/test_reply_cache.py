@@ -49,3 +49,12 @@ def test_least_recently_used_entry_goes_first():
     cache.get("a")
     cache.warm(["c"])
     assert "a" in cache and "c" in cache and "b" not in cache
+
+
+def test_clear_forgets_everything():
+    voice = CountingVoice()
+    cache = ReplyCache(voice)
+    cache.warm(["네"])
+    cache.clear()
+    list(cache.synthesize("네"))
+    assert voice.calls == ["네", "네"]

@@ -44,7 +44,7 @@ def test_empty_and_missing_folders_name_the_key(tmp_path):
 
 
 def test_folder_without_tokens_is_refused(tmp_path, vits_model_dir):
-    shutil.copy(vits_model_dir / "joe.onnx", tmp_path / "x.onnx")
+    shutil.copy(vits_model_dir / "en_US-joe-medium.onnx", tmp_path / "x.onnx")
     with pytest.raises(ModelError, match="tokens.txt"):
         SherpaVitsVoice(tmp_path)
 

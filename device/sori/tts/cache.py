@@ -50,6 +50,11 @@ class ReplyCache:
                 self._audio.move_to_end(key)
             return found
 
+    def clear(self) -> None:
+        """Forget every reply (the next ones are synthesized again)."""
+        with self._lock:
+            self._audio.clear()
+
     def warm(self, texts: Iterable[str]) -> int:
         """Synthesize and keep every text not yet cached (blocking); returns how many were new."""
         added = 0

@@ -65,6 +65,44 @@ def find_files(model_dir: str | Path) -> VitsFiles:
     )
 
 
+def piper_to_sherpa(model: str | Path, config: str | Path, out_dir: str | Path) -> Path:
+    """Turn a piper voice into a sherpa-onnx VITS model folder (needs the `onnx` package).
+
+    sherpa-onnx reads piper voices once their network carries its metadata and tokens.txt
+    lists the phoneme ids: the recipe of sherpa-onnx's vits-piper-* releases, and the
+    format of the Korean vits-mimic3-ko_KO-kss_low voice. Used by tests and benchmarks.
+    """
+    import json
+
+    try:
+        import onnx
+    except ImportError:
+        raise DependencyError(
+            "converting a piper voice needs onnx; run 'pip install onnx'"
+        ) from None
+    settings = json.loads(Path(config).read_text(encoding="utf-8"))
+    network = onnx.load(str(model))
+    meta = {
+        "model_type": "vits",
+        "comment": "piper",
+        "language": settings.get("language", {}).get("name_english", ""),
+        "voice": settings["espeak"]["voice"],
+        "has_espeak": 1,
+        "n_speakers": settings["num_speakers"],
+        "sample_rate": settings["audio"]["sample_rate"],
+    }
+    for key, value in meta.items():
+        entry = network.metadata_props.add()
+        entry.key, entry.value = key, str(value)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    onnx.save(network, str(out / Path(model).name))
+    with open(out / "tokens.txt", "w", encoding="utf-8") as f:
+        for symbol, ids in settings["phoneme_id_map"].items():
+            f.write(f"{symbol} {ids[0]}\n")
+    return out
+
+
 class EspeakPhonemes:
     """Text to IPA phonemes per sentence with piper-tts's bundled espeak-ng."""
 
