@@ -158,6 +158,9 @@ class CommitConfig:
     """Trailing silence after which a closed, complete partial is committed, in milliseconds."""
     min_confidence: float = 0.9
     """Minimum preset match confidence for an early commit."""
+    flush_ms: int = 200
+    """Silence fed to the recognizer ahead of time when a pause begins, so its partial
+    reaches the end of speech at once, in milliseconds; 0 = off."""
 
 
 @dataclass(frozen=True)

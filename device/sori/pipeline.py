@@ -77,6 +77,10 @@ class CommitSettings:
     """Trailing silence the endpointer must have heard first, in milliseconds."""
     min_confidence: float = 0.9
     """Least preset match confidence for an early commit, in [0, 1]."""
+    flush_ms: int = 200
+    """Silence fed to the recognizer ahead of time when a pause begins, in milliseconds, so
+    a chunked decoder shows its hypothesis up to the end of speech at once; the same amount
+    of real silence that follows is then not fed again. 0 = off."""
 
 
 class ReplayClock:
@@ -111,6 +115,8 @@ class _Turn:
     committed: IntentCommitted | None = None
     commit_t_ns: int | None = None
     audio_ns: int = 0
+    flushed: bool = False
+    pad_credit_ns: int = 0
     busy_ns: dict[str, int] = field(default_factory=lambda: {"vad": 0, "stt": 0, "understand": 0})
 
 
@@ -163,8 +169,14 @@ class Hearing:
                     self._feed(buffered, events)
                 self._check_early(events)
             return events
-        self._turn.busy_ns["vad"] += vad_ns
-        self._feed(frame, events)
+        turn = self._turn
+        turn.busy_ns["vad"] += vad_ns
+        if self.endpointer.trailing_silence_ns == 0 and not isinstance(boundary, SpeechStopped):
+            turn.flushed, turn.pad_credit_ns = False, 0  # voiced again: a new pause may flush
+        if turn.pad_credit_ns >= frame.duration_ns:
+            turn.pad_credit_ns -= frame.duration_ns  # already fed as padding
+        else:
+            self._feed(frame, events)
         self._check_early(events)
         if isinstance(boundary, SpeechStopped):
             events.append(boundary)
@@ -221,9 +233,14 @@ class Hearing:
             turn is None
             or turn.committed is not None
             or not self.commit.early
-            or not turn.partial
             or self.endpointer.trailing_silence_ns < self.commit.silence_ms * MS
         ):
+            return
+        if self.commit.flush_ms and not turn.flushed:
+            turn.flushed = True
+            self._feed(AudioFrame(bytes(2 * 16 * self.commit.flush_ms), 0), events)
+            turn.pad_credit_ns = self.commit.flush_ms * MS
+        if not turn.partial:
             return
         found, closed = self._match(turn.partial)
         if found is None or not closed or found.confidence < self.commit.min_confidence:

@@ -68,7 +68,12 @@ def endpoint_settings(config: Config) -> EndpointSettings:
 
 def commit_settings(config: Config) -> CommitSettings:
     c = config.commit
-    return CommitSettings(early=c.early, silence_ms=c.silence_ms, min_confidence=c.min_confidence)
+    return CommitSettings(
+        early=c.early,
+        silence_ms=c.silence_ms,
+        min_confidence=c.min_confidence,
+        flush_ms=c.flush_ms,
+    )
 
 
 def build_hearing(

@@ -48,7 +48,7 @@ def load_model(path: str | Path | None = None) -> Any:
         import vosk
     except ImportError:
         raise DependencyError("the vosk backend needs vosk: pip install 'sori[audio]'") from None
-    vosk.SetLogLevel(-1)
+    vosk.SetLogLevel(-2)  # -1 still prints word-alignment warnings of grammar passes
     folder = Path(path).expanduser() if path else default_model_path()
     if not (folder / "am" / "final.mdl").is_file() and not (folder / "final.mdl").is_file():
         raise ModelError(f"no vosk model in {folder} (no am/final.mdl): {MODEL_HINT}")
@@ -130,7 +130,10 @@ class VoskRecognizer:
         else:
             rec = vosk.KaldiRecognizer(self.model, 16000)
         rec.SetWords(True)
-        rec.SetPartialWords(True)
+        # Word-aligned partials carry confidences but drop the newest words (they have no
+        # alignment yet), which delays the free-form partial by up to a second; only the
+        # grammar pass, whose partials need the confidence gate, pays that price.
+        rec.SetPartialWords(kind == "grammar")
         return rec
 
     def open_stream(self) -> VoskStream:

@@ -1,0 +1,168 @@
+"""Benchmark hearing: real-time factor per speech-to-text backend, and end-of-speech to
+commit latency through the whole pipeline.
+
+    .venv/bin/python scripts/bench_stt.py                    # shared clips, simulated real time
+    .venv/bin/python scripts/bench_stt.py --realtime         # pace the audio like a microphone
+    .venv/bin/python scripts/bench_stt.py --sherpa-dir DIR   # also a sherpa-onnx model
+
+1. RTF: each clip of ../shared/audio/ko-read is fed in 20 ms frames straight to a
+   recognizer stream; RTF = processing time / audio length. Also CER (spaces ignored).
+2. Commit latency: each clip is replayed through the full pipeline (webrtcvad, vosk,
+   early commit). No recordings of spoken Korean commands exist here (espeak-ng's Korean
+   is not intelligible to vosk), so each read sentence stands in for a command: a bench
+   matcher accepts a partial hypothesis that agrees at least `--agree` with the clip's
+   transcript, and treats the Korean declarative ending "-다" as the closed sentence-final
+   form. Latency = commit time minus the end of the last voiced frame.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "device"))
+
+from sori.audio.sources import FileSource  # noqa: E402
+from sori.commands.replay import replay_source  # noqa: E402
+from sori.config import parse_config  # noqa: E402
+from sori.intents import IntentMatch  # noqa: E402
+from sori.stt.vosk import VoskRecognizer, agreement, load_model  # noqa: E402
+
+PHRASES = [
+    "거실 불 켜 줘",
+    "거실 불 꺼 줘",
+    "안방 에어컨 꺼 줘",
+    "화장실 조명 좀 켜 줘",
+    "커튼 쳐 줘",
+    "에어컨 이십삼 도로 맞춰 줘",
+    "지금 몇 시야",
+    "날씨 알려 줘",
+    "공기 청정기 켜 줘",
+    "오 분 타이머 맞춰 줘",
+]
+
+
+def clips(folder: Path) -> list[tuple[Path, str]]:
+    rows = csv.DictReader((folder / "manifest.tsv").open(encoding="utf-8"), delimiter="\t")
+    return [(folder / r["file"], r["transcript"]) for r in rows]
+
+
+def edits(ref: str, hyp: str) -> int:
+    ref, hyp = ref.replace(" ", ""), hyp.replace(" ", "")
+    row = list(range(len(hyp) + 1))
+    for i, r in enumerate(ref, 1):
+        prev, row[0] = row[0], i
+        for j, h in enumerate(hyp, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (r != h))
+    return row[-1]
+
+
+def measure_rtf(name: str, recognizer, data: list[tuple[Path, str]]) -> dict:
+    busy = audio = errors = chars = 0.0
+    for path, transcript in data:
+        pcm = FileSource(path).pcm
+        started = time.perf_counter()
+        stream = recognizer.open_stream()
+        for i in range(0, len(pcm), 640):
+            stream.feed(pcm[i : i + 640])
+        text = stream.finalize().text
+        busy += time.perf_counter() - started
+        audio += len(pcm) / 2 / 16000
+        errors += edits(transcript, text)
+        chars += len(transcript.replace(" ", ""))
+    return {"backend": name, "rtf": busy / audio, "cer": errors / chars, "audio_s": audio}
+
+
+class SentenceAsCommand:
+    """Bench understanding: the clip's own transcript is the one preset."""
+
+    def __init__(self, transcript: str, min_agreement: float) -> None:
+        self.transcript = transcript
+        self.min_agreement = min_agreement
+
+    def match(self, text: str):
+        score = agreement(text, self.transcript)
+        if score < self.min_agreement:
+            return None
+        return IntentMatch("BenchSentence", {}, 1.0, "", text)
+
+    def is_closed(self, text: str) -> bool:
+        return text.rstrip().endswith("다")
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    k = (len(ordered) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def measure_latency(recognizer, data, realtime: bool, min_agreement: float) -> dict:
+    config = parse_config({})
+    latencies, early, misses = [], 0, 0
+    for path, transcript in data:
+        understanding = SentenceAsCommand(transcript, min_agreement)
+        records = replay_source(FileSource(path), config, recognizer, understanding, realtime)
+        committed = [r for r in records if r["commit_latency_ms"] is not None]
+        if not committed:
+            misses += 1
+            continue
+        latencies.append(committed[-1]["commit_latency_ms"])
+        early += committed[-1]["commit_latency_ms"] < 500
+    return {
+        "pacing": "real time" if realtime else "simulated real time",
+        "n": len(latencies),
+        "missed": misses,
+        "early": early,
+        "p50_ms": percentile(latencies, 0.5) if latencies else None,
+        "p95_ms": percentile(latencies, 0.95) if latencies else None,
+        "max_ms": max(latencies) if latencies else None,
+        "mean_ms": statistics.fmean(latencies) if latencies else None,
+        "latencies_ms": latencies,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--clips", default=str(REPO.parent / "shared" / "audio" / "ko-read"))
+    parser.add_argument("--realtime", action="store_true", help="pace audio like a microphone")
+    parser.add_argument("--sherpa-dir", help="a sherpa-onnx streaming transducer to measure too")
+    parser.add_argument("--agree", type=float, default=0.7, help="bench matcher agreement")
+    parser.add_argument("--json", metavar="F", help="also write the figures here")
+    args = parser.parse_args()
+    data = clips(Path(args.clips))
+    model = load_model()
+    results = {"rtf": [], "latency": None}
+    for mode in ("free", "grammar", "both"):
+        rec = VoskRecognizer(model, phrases=PHRASES, mode=mode)
+        results["rtf"].append(measure_rtf(f"vosk {mode}", rec, data))
+    if args.sherpa_dir:
+        from sori.stt.sherpa import SherpaModelFiles, SherpaRecognizer
+
+        rec = SherpaRecognizer(SherpaModelFiles.find(args.sherpa_dir), phrases=PHRASES)
+        results["rtf"].append(measure_rtf("sherpa", rec, data))
+    for row in results["rtf"]:
+        print(
+            f"| {row['backend']} | {row['rtf']:.3f} | {row['cer']:.3f} | {row['audio_s']:.0f} s |"
+        )
+    rec = VoskRecognizer(model, phrases=PHRASES, mode="both")
+    lat = measure_latency(rec, data, args.realtime, args.agree)
+    results["latency"] = lat
+    print(
+        f"commit latency ({lat['pacing']}, vosk both): n={lat['n']} missed={lat['missed']} "
+        f"p50={lat['p50_ms']:.0f} ms p95={lat['p95_ms']:.0f} ms max={lat['max_ms']:.0f} ms"
+    )
+    print("latencies ms:", " ".join(f"{v:.0f}" for v in sorted(lat["latencies_ms"])))
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
