@@ -195,3 +195,24 @@ def test_async_driver_yields_the_same_events():
     events = asyncio.run(collect())
     assert kinds(events)[0] is SpeechStarted and kinds(events)[-1] is UtteranceHeard
     assert of(events, IntentCommitted)[0].early
+
+
+def test_a_pause_flushes_the_recognizer_once_and_real_silence_is_not_fed_twice():
+    clock = FakeClock()
+    # the scripted recognizer shows the closing word only after 1.0 s of audio: 0.2 s pre-roll
+    # + 0.7 s speech + 0.04 s pause + the flush (0.2 s of silence fed at once)
+    hearing = hearing_for([([Cue(1_000, "거실 불 켜 줘")], "거실 불 켜 줘")], clock, flush_ms=200)
+    events = run_frames(hearing, tone_frames(SPEECH), clock)
+    commit = of(events, IntentCommitted)[0]
+    assert commit.early and commit.t_ns == 1_040 * MS
+    stream = hearing.recognizer.streams[0]
+    # 200 ms pre-roll + 700 ms speech + 400 ms silence until the stop: padding replaced
+    # 200 ms of the real silence, so the total is unchanged
+    assert abs(stream.fed_ms - 1_300) <= 20
+
+
+def test_without_flush_the_commit_waits_for_the_recognizer():
+    clock = FakeClock()
+    hearing = hearing_for([([Cue(1_000, "거실 불 켜 줘")], "거실 불 켜 줘")], clock, flush_ms=0)
+    events = run_frames(hearing, tone_frames(SPEECH), clock)
+    assert of(events, IntentCommitted)[0].t_ns == 1_100 * MS
