@@ -214,16 +214,15 @@ class Hearing:
             turn.partial = hyp.text
             events.append(TranscriptPartial(self.clock.now_ns(), turn.utterance_id, hyp.text))
 
-    def _match(self, text: str) -> Any:
+    def _match(self, turn: _Turn, text: str) -> tuple[Any, bool]:
+        """(match or None, closed), cached per text within the utterance."""
         if self.understanding is None or not text:
-            return None
+            return None, False
         if text not in self._matches:
-            turn = self._turn
             t0 = time.perf_counter_ns()
             found = self.understanding.match(text)
             closed = found is not None and self.understanding.is_closed(text)
-            if turn is not None:
-                turn.busy_ns["understand"] += time.perf_counter_ns() - t0
+            turn.busy_ns["understand"] += time.perf_counter_ns() - t0
             self._matches[text] = (found, closed)
         return self._matches[text]
 
@@ -242,7 +241,7 @@ class Hearing:
             turn.pad_credit_ns = self.commit.flush_ms * MS
         if not turn.partial:
             return
-        found, closed = self._match(turn.partial)
+        found, closed = self._match(turn, turn.partial)
         if found is None or not closed or found.confidence < self.commit.min_confidence:
             return
         turn.committed = self._committed(turn, turn.partial, found, early=True)
@@ -272,9 +271,7 @@ class Hearing:
             self.clock.now_ns(), turn.utterance_id, final.text, final.confidence
         )
         events.append(final_event)
-        self._turn = turn  # for busy accounting inside _match
-        found, _ = self._match(final.text) or (None, False)
-        self._turn = None
+        found, _ = self._match(turn, final.text)
         previous = turn.committed
         if previous is not None:
             same = found is not None and (found.intent, dict(found.slots)) == (

@@ -53,3 +53,61 @@ def test_mic_without_portaudio_names_the_fix(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_portaudio)
     with pytest.raises(DependencyError, match="apt-get install libportaudio2"):
         MicSource().open()
+
+
+class FakeSounddevice:
+    """Just enough of sounddevice: a device at 48 kHz that cannot do 16 kHz."""
+
+    class PortAudioError(Exception):
+        pass
+
+    def __init__(self, blocks):
+        self.blocks = blocks
+        self.opened = {}
+
+    def query_devices(self, device, kind):
+        if device not in (None, "usb"):
+            raise ValueError(f"no device {device}")
+        return {"name": "Fake USB mic", "default_samplerate": 48_000.0}
+
+    def check_input_settings(self, device, samplerate, channels):
+        raise self.PortAudioError("Invalid sample rate")
+
+    def InputStream(self, **kwargs):  # noqa: N802 (sounddevice's name)
+        self.opened = kwargs
+        fake = self
+
+        class Stream:
+            def start(self):
+                for block in fake.blocks:
+                    kwargs["callback"](block.reshape(-1, 1), len(block), None, None)
+
+            def stop(self):
+                pass
+
+            def close(self):
+                pass
+
+        return Stream()
+
+
+def test_mic_captures_at_the_device_rate_and_resamples(monkeypatch):
+    t = np.arange(48_000) / 48_000
+    x = (0.5 * np.sin(2 * np.pi * 440 * t)).astype(np.float32)
+    fake = FakeSounddevice(np.split(x, 50))
+    monkeypatch.setitem(sys.modules, "sounddevice", fake)
+    mic = MicSource("usb", frame_ms=20).open()
+    assert fake.opened["samplerate"] == 48_000 and fake.opened["device"] == "usb"
+    frames = mic.frames()
+    got = [next(frames) for _ in range(45)]  # about 0.9 s of the 1 s captured
+    mic.close()
+    assert [f.start_ns for f in got[:3]] == [0, 20_000_000, 40_000_000]
+    pcm = b"".join(f.pcm for f in got[5:])
+    spectrum = np.abs(np.fft.rfft(s16_to_float(pcm)))
+    assert abs(np.argmax(spectrum) * RATE_HZ / (len(pcm) // 2) - 440) < 5
+
+
+def test_mic_unknown_device_names_the_fix(monkeypatch):
+    monkeypatch.setitem(sys.modules, "sounddevice", FakeSounddevice([]))
+    with pytest.raises(AudioError, match="python -m sounddevice"):
+        MicSource("hw:9").open()
