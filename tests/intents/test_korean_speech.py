@@ -220,3 +220,29 @@ def test_responses_are_spoken_korean_from_slots(presets):
     assert presets.match("오 분 타이머 맞춰 줘").response == "5분 타이머를 시작했어요"
     assert presets.match("에어컨 이십삼 도로 맞춰").response == "거실 온도를 23도로 맞췄어요"
     assert presets.match("티비 켜").response == "거실 티비를 켰어요"
+
+
+def test_phrases_read_aloud_with_home_names(presets):
+    phrases = presets.phrases()
+    assert "거실 조명" in phrases and "안방" in phrases
+    spoken = [p for p in phrases if "이십" in p and "도" in p]
+    assert spoken, "temperatures are spelled as spoken"
+    assert not any(ch.isdigit() for p in phrases for ch in p if p.endswith("도"))
+    assert not any(p in ("True", "False") or " True" in p for p in phrases)
+    # Name slots only take devices their block accepts: no "현관문 밝기".
+    assert not any(p.startswith("현관문 밝기") for p in phrases)
+    matched = sum(presets.match(p) is not None for p in phrases[:400])
+    assert matched >= 300
+
+
+def test_is_closed_tells_a_finished_request_from_an_open_one(presets):
+    for closed in (
+        "거실 불 켜",
+        "불 꺼 줘",
+        "에어컨 이십삼 도로 맞춰",
+        "불 켜 주세요",
+        "지금 몇 시야",
+    ):
+        assert presets.is_closed(closed), closed
+    for open_ in ("거실 불 켜지", "불 켜 줄", "거실", "에어컨 이십삼 도로", "불 켜 주실"):
+        assert not presets.is_closed(open_), open_

@@ -93,6 +93,19 @@ def _bare_sino(found: re.Match[str]) -> str:
     return found.group(0) if value is None else str(value)
 
 
+def sino_words(value: int) -> str:
+    """23 → "이십삼", 100 → "백", 0 → "영": how a number is read aloud (Sino-Korean)."""
+    if value == 0:
+        return "영"
+    digits = "영일이삼사오육칠팔구"
+    words = []
+    for place, unit in ((10000, "만"), (1000, "천"), (100, "백"), (10, "십"), (1, "")):
+        count, value = divmod(value, place)
+        if count:
+            words.append(("" if count == 1 and unit else digits[count]) + unit)
+    return "".join(words)
+
+
 def english_value(text: str) -> int | None:
     """ "twenty three" → 23, "one hundred five" → 105."""
     total = 0

@@ -84,6 +84,8 @@ class Presets:
     root: Node
     lists: dict[str, SlotList]
     blocks: list[Block]
+    rules: dict[str, Any] = field(default_factory=dict)
+    """Expansion rules of all packs, by name."""
     fuzzy_threshold: float | None = DEFAULT_FUZZY_THRESHOLD
     """Minimum confidence of a fuzzy match; None turns fuzzy matching off."""
     template_count: int = 0
@@ -189,22 +191,52 @@ class Presets:
         )
 
     def phrases(self, limit: int = 5000) -> list[str]:
-        """Command phrases with the home's names: vocabulary for speech-recognition biasing."""
-        phrases: list[str] = []
-        names = [n for d in self.home.devices for n in d.names]
-        names += [n for a in self.home.areas for n in a.names]
-        phrases.extend(dict.fromkeys(normalize_spoken(n) for n in names))
+        """Command sentences of our packs with the home's names filled in, read aloud.
+
+        Vocabulary for speech recognition: grammar words for vosk, hotwords for
+        sherpa-onnx. Every value of every slot appears at least once per template;
+        numbers are spelled as spoken (23 → 이십삼).
+        """
+        phrases: dict[str, None] = {}
+        for name in (*self.lists["name"].samples, *self.lists["area"].samples):
+            phrases[" ".join(name.split())] = None
         for block in self.blocks:
             if block.priority != OWN_PACK_PRIORITY:
                 continue
-            for text, path in expand_block(block, {}):
-                del text
-                if any(not isinstance(p, str) for p in path):
-                    continue
-                phrases.append(normalize_spoken("".join(path)))
+            for _, path in expand_block(block, self.rules):
+                for sentence in self._fill(path, block):
+                    phrases[sentence] = None
                 if len(phrases) >= limit:
-                    return list(dict.fromkeys(phrases))
-        return list(dict.fromkeys(p for p in phrases if p))
+                    return list(phrases)[:limit]
+        return list(phrases)
+
+    def _fill(self, path, block: Block) -> list[str]:
+        """Sentences for one template path, cycling through each slot's sample values."""
+        choices = []
+        for part in path:
+            if isinstance(part, str):
+                choices.append([part])
+                continue
+            if part.list_name == "name":
+                samples = self._names_for(block)
+            else:
+                samples = getattr(self.lists.get(part.list_name), "samples", None)
+            if not samples:
+                return []  # wildcards and empty lists have nothing to say
+            choices.append(samples)
+        rounds = max((len(c) for c in choices), default=0)
+        return [" ".join("".join(c[i % len(c)] for c in choices).split()) for i in range(rounds)]
+
+    def _names_for(self, block: Block) -> list[str]:
+        """Names of the devices a block's context rules accept."""
+        wanted = {k: _as_list(v) for k, v in block.requires_context.items() if k != "area"}
+        return [
+            name
+            for device in self.home.devices
+            if device.domain in wanted.get("domain", [device.domain])
+            and device.device_class in wanted.get("device_class", [device.device_class])
+            for name in device.names
+        ]
 
     def is_closed(self, text: str) -> bool:
         """True when `text` ends in a closed sentence-final form (켜줘, 꺼, 맞춰 ...).
@@ -300,7 +332,11 @@ def home_lists(home: Home) -> dict[str, SlotList]:
         if device.area:
             context["device_area"] = device.area
         devices.extend((canonical_word(n), ListValue(device.name, context)) for n in device.names)
-    return {"area": TextList(areas), "name": TextList(devices), "floor": TextList([])}
+    return {
+        "area": TextList(areas, [n for area in home.areas for n in area.names]),
+        "name": TextList(devices, [n for device in home.devices for n in device.names]),
+        "floor": TextList([]),
+    }
 
 
 def compile_pack(pack: Pack, home: Home, fuzzy_threshold: float | None) -> Presets:
@@ -329,6 +365,7 @@ def compile_pack(pack: Pack, home: Home, fuzzy_threshold: float | None) -> Prese
         root=root,
         lists=lists,
         blocks=pack.blocks,
+        rules=pack.rules,
         fuzzy_threshold=fuzzy_threshold,
         template_count=count,
         compile_seconds=time.perf_counter() - started,

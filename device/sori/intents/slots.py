@@ -16,6 +16,7 @@ from hassil.expression import Sentence
 from sori.errors import PackError
 from sori.intents.jamo import syllable_cost
 from sori.intents.korean import canonical_word, ending_length, normalize_spoken
+from sori.intents.numbers import sino_words
 from sori.intents.templates import Expansion, SlotRef, expand, parse_template
 
 _END = ""  # trie key under which a node keeps the values that end there
@@ -38,9 +39,11 @@ class TextList:
 
     kind = "text"
 
-    def __init__(self, entries: list[tuple[str, ListValue]]) -> None:
+    def __init__(self, entries: list[tuple[str, ListValue]], samples: list[str] = ()) -> None:
         self.root: dict = {}
         self.size = 0
+        self.samples = list(dict.fromkeys(samples))
+        """Spoken forms of the values, for speech-recognition vocabularies."""
         for text, value in entries:
             if not text:
                 continue
@@ -102,6 +105,13 @@ class RangeList:
     multiplier: float | None = None
     kind = "range"
 
+    @property
+    def samples(self) -> list[str]:
+        """A few values across the range, read aloud."""
+        span = self.high - self.low
+        picks = sorted({self.low, self.low + span // 4, self.low + span // 2, self.high})
+        return [sino_words(int(v)) for v in picks]
+
     def matches(self, text: str, pos: int) -> Iterator[tuple[int, ListValue]]:
         found = _NUMBER.match(text, pos)
         if not found:
@@ -149,7 +159,7 @@ def build_list(name: str, spec: dict[str, Any], rules: dict[str, Sentence]) -> S
             raise PackError(
                 f"range list '{name}': 'from', 'to' and 'step' must be numbers"
             ) from None
-    entries = []
+    entries, samples = [], []
     for item in spec.get("values") or []:
         if isinstance(item, dict):
             spoken, out, context = item.get("in"), item.get("out"), item.get("context") or {}
@@ -160,7 +170,8 @@ def build_list(name: str, spec: dict[str, Any], rules: dict[str, Sentence]) -> S
         for text in template_texts(str(spoken), rules, f"list '{name}'"):
             value = out if out is not None else normalize_spoken(text)
             entries.append((canonical_word(text), ListValue(value, dict(context))))
-    return TextList(entries)
+            samples.append(text)
+    return TextList(entries, samples)
 
 
 def template_texts(template: str, rules: dict[str, Sentence], where: str) -> list[str]:
@@ -197,4 +208,4 @@ def rule_list(texts: list[str]) -> TextList:
         cut = ending_length(word)
         if cut:
             entries.append((word[:-cut], ListValue(None)))
-    return TextList(entries)
+    return TextList(entries, texts)
