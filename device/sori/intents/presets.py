@@ -86,6 +86,8 @@ class Presets:
     blocks: list[Block]
     rules: dict[str, Any] = field(default_factory=dict)
     """Expansion rules of all packs, by name."""
+    skip_words: frozenset[str] = frozenset()
+    """Words the packs say to ignore wherever they stand (normalized)."""
     fuzzy_threshold: float | None = DEFAULT_FUZZY_THRESHOLD
     """Minimum confidence of a fuzzy match; None turns fuzzy matching off."""
     template_count: int = 0
@@ -102,11 +104,17 @@ class Presets:
             return None
         # "켜지 마" is never a command; only "신경 쓰지 마" (never mind) may match.
         prohibited = is_prohibition(spoken.text)
-        for variant in (spoken, *_post_posed(text)):
+        for variant in (spoken, *self._without_skip_words(text), *_post_posed(text)):
             found = self._best(variant, match_exact(self.root, variant.text, self.lists.get))
             if found and (not prohibited or found[1] == NEVERMIND):
                 return self._result(text, *found, confidence=1.0)
         return None if prohibited else self._fuzzy(text, spoken)
+
+    def _without_skip_words(self, text: str) -> list[Canonical]:
+        """The utterance without the packs' skip words ("please"), if it had any."""
+        words = normalize_spoken(text).split()
+        kept = [w for w in words if w not in self.skip_words]
+        return [canonical(" ".join(kept))] if kept and len(kept) < len(words) else []
 
     def _fuzzy(self, text: str, spoken: Canonical) -> IntentMatch | None:
         length = len(spoken.text)
@@ -145,7 +153,8 @@ class Presets:
         """(intent, slots) when the block's context rules accept the candidate."""
         block = candidate.terminal.block
         slots: dict[str, Any] = {}
-        context: dict[str, Any] = {}
+        # The speaker's room is the base context; what the utterance names overrides it.
+        context: dict[str, Any] = {"area": self.home.speaker_area} if self.home.speaker_area else {}
         for capture in candidate.captures:
             if capture.hidden:
                 continue
@@ -158,7 +167,7 @@ class Presets:
             if isinstance(wanted, dict) and wanted.get("slot"):
                 # "불 켜줘" means the speaker's room; with no room configured the
                 # command stays unscoped and the action layer decides.
-                have = context.get(key) or self._speaker_context(key)
+                have = context.get(key)
                 if have is not None:
                     slots.setdefault(key, self._display(key, have))
             elif context.get(key) not in _as_list(wanted):
@@ -170,9 +179,6 @@ class Presets:
         if "name" in slots and "domain" in context and "domain" not in merged:
             merged["domain"] = context["domain"]
         return block.intent, merged
-
-    def _speaker_context(self, key: str) -> Any:
-        return self.home.speaker_area if key == "area" else None
 
     def _display(self, key: str, value: Any) -> Any:
         if key == "area":
@@ -366,6 +372,7 @@ def compile_pack(pack: Pack, home: Home, fuzzy_threshold: float | None) -> Prese
         lists=lists,
         blocks=pack.blocks,
         rules=pack.rules,
+        skip_words=frozenset(normalize_spoken(w) for w in pack.skip_words),
         fuzzy_threshold=fuzzy_threshold,
         template_count=count,
         compile_seconds=time.perf_counter() - started,
