@@ -221,6 +221,8 @@ class EdgeEndpointConfig:
     ca_file: str = ""
     """PEM bundle to verify this endpoint's TLS certificate; empty for the system's CAs.
     Verification is never turned off."""
+    first_byte_timeout_ms: int = 0
+    """This endpoint's first-byte timeout; 0 for edge.first_byte_timeout_ms."""
 
 
 @dataclass(frozen=True)
@@ -257,6 +259,8 @@ class EdgeConfig:
     """Circuit breaker: the wait doubles after each failed probe, up to this."""
     probe_timeout_ms: int = 1000
     """Timeout of one health probe (/health, else /v1/models)."""
+    extra_body: dict[str, Any] = field(default_factory=dict)
+    """More request fields passed through to the server (vLLM sampling: top_k, min_tokens)."""
 
 
 @dataclass(frozen=True)

@@ -97,6 +97,7 @@ def edge_from_config(edge: EdgeConfig) -> EdgeClient | None:
             ttfb_threshold_ms=e.ttfb_threshold_ms,
             api_key=endpoint_key(e.api_key, e.api_key_env),
             ca_file=e.ca_file,
+            first_byte_timeout_ms=e.first_byte_timeout_ms,
         )
         for e in edge.endpoints
     ]

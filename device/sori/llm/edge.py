@@ -51,6 +51,8 @@ class Endpoint:
     """Bearer token; never logged, never in repr."""
     ca_file: str = ""
     """Extra CA bundle (PEM) for TLS verification."""
+    first_byte_timeout_ms: int = 0
+    """This endpoint's first-byte timeout; 0 for `EdgeSettings.first_byte_timeout_ms`."""
 
     @property
     def display(self) -> str:
@@ -92,6 +94,8 @@ class EdgeSettings:
     retry_initial_ms: int = 2000
     retry_max_ms: int = 60000
     probe_timeout_ms: int = 1000
+    extra_body: dict[str, Any] = field(default_factory=dict)
+    """More request fields, passed through (vLLM sampling: top_k, min_tokens, ...)."""
 
 
 class _Failure(Exception):
@@ -313,6 +317,7 @@ class EdgeClient:
             messages.append({"role": "assistant", "content": turn.assistant})
         messages.append({"role": "user", "content": ask.text})
         return {
+            **s.extra_body,
             "model": s.model,
             "messages": messages,
             "stream": True,
@@ -331,7 +336,7 @@ class EdgeClient:
         loop = asyncio.get_running_loop()
         started = loop.time()
         deadline = started + s.deadline_ms / 1000
-        first_byte_s = s.first_byte_timeout_ms / 1000
+        first_byte_s = (slot.endpoint.first_byte_timeout_ms or s.first_byte_timeout_ms) / 1000
         if first_token_s is not None:
             first_byte_s = min(first_byte_s, first_token_s)
         first_token_at = None if first_token_s is None else started + first_token_s
@@ -343,18 +348,16 @@ class EdgeClient:
             headers={**_auth(slot.endpoint), "Accept": "text/event-stream"},
         )
         response = None
-        phase = "connect"
+        waiting = f"no first byte within {first_byte_s:.1f} s"
         try:
             async with asyncio.timeout(first_byte_s):
                 response = await client.send(request, stream=True)
                 if response.status_code != 200:
                     await _raise_for_status(response)
                 lines = response.aiter_lines()
-                phase = "first byte"
                 event = await _next_event(lines)
             ttfb_ms = (loop.time() - started) * 1000
             slot.health.record_ttfb(ttfb_ms, self._clock.now_ns())
-            phase = "stream"
             thinker = _ThinkFilter()
             got_text = False
             finished = False
@@ -370,22 +373,22 @@ class EdgeClient:
                     got_text = True
                     yield text
                 finished = finished or finish
-                limit = min(s.stall_timeout_ms / 1000, deadline - loop.time())
+                now = loop.time()
+                limits = [
+                    (s.stall_timeout_ms / 1000, f"stream stalled for {s.stall_timeout_ms} ms"),
+                    (deadline - now, f"request deadline of {s.deadline_ms} ms passed"),
+                ]
                 if not got_text and first_token_at is not None:
-                    limit = min(limit, first_token_at - loop.time())
+                    limits.append((first_token_at - now, "no first token within the budget"))
+                limit, waiting = min(limits)
                 if limit <= 0:
-                    raise _Failure(
-                        "no first token within the budget" if not got_text else "deadline"
-                    )
-                phase = "stream"
+                    raise _Failure(waiting)
                 async with asyncio.timeout(limit):
                     event = await _next_event(lines)
             if not finished:
                 raise _Failure("stream ended before the answer was complete")
         except TimeoutError:
-            if phase == "stream":
-                raise _Failure("stream stalled or passed its deadline") from None
-            raise _Failure(f"no {phase} within {first_byte_s:.1f} s") from None
+            raise _Failure(waiting) from None
         except httpx.ConnectError as exc:
             raise _Failure(f"cannot connect ({_describe(exc)})") from None
         except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
