@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 from sori.intents.jamo import final_is_rieul, has_final, is_hangul, medial
 from sori.intents.numbers import digits_for_numbers
@@ -90,6 +91,7 @@ def normalize_spoken(text: str) -> str:
     return " ".join(text.split())
 
 
+@lru_cache(maxsize=65536)
 def canonical_word(text: str) -> str:
     """A word or phrase in canonical form, endings kept (for list values and template words)."""
     return respell(normalize_spoken(text).replace(" ", ""))
@@ -147,6 +149,7 @@ def ending_length(text: str) -> int:
     return cut
 
 
+@lru_cache(maxsize=65536)
 def strip_template_particle(word: str) -> str:
     """A template word without a trailing particle (조명을 → 조명, 불을 → 불)."""
     for particle in TEMPLATE_PARTICLES:
