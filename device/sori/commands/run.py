@@ -72,12 +72,14 @@ class Swappable:
 
 def preset_replies(presets: Any, limit: int) -> list[str]:
     """Responses of the presets' sample phrases: the replies worth having in the cache."""
-    found = []
-    for phrase in presets.phrases()[: limit * 4]:
+    found: dict[str, None] = {}
+    for phrase in presets.phrases():
         match = presets.match(phrase)
         if match is not None and match.response:
-            found.append(match.response)
-    return list(dict.fromkeys(found))[:limit]
+            found[match.response] = None
+            if len(found) >= limit:
+                break
+    return list(found)
 
 
 def build_daemon(
