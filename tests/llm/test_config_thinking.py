@@ -1,0 +1,58 @@
+"""The [llm], [router] and [edge] config sections."""
+
+from __future__ import annotations
+
+import pytest
+
+from sori.commands.thinking import edge_from_config, router_settings
+from sori.config import parse_config
+from sori.errors import ConfigError
+
+
+def test_defaults_leave_the_edge_off():
+    config = parse_config({})
+    assert config.edge.endpoints == [] and config.edge.model == "local"
+    assert edge_from_config(config.edge) is None
+    assert config.llm.model == ""  # the embedded model
+
+
+def test_an_endpoint_takes_its_key_from_the_environment(monkeypatch):
+    monkeypatch.setenv("MY_EDGE_KEY", "sk-env")
+    config = parse_config(
+        {
+            "edge": {
+                "allow_thinking": True,
+                "deadline_ms": 9000,
+                "endpoints": [
+                    {"url": "https://edge.lan:8000/v1", "api_key_env": "MY_EDGE_KEY"},
+                    {"url": "http://10.0.0.9:8000/v1", "api_key": "sk-config"},
+                ],
+            }
+        }
+    )
+    client = edge_from_config(config.edge)
+    first, second = client.endpoints
+    assert (first.api_key, second.api_key) == ("sk-env", "sk-config")
+    assert client.settings.allow_thinking is True and client.settings.deadline_ms == 9000
+    assert "sk-config" not in repr(config)
+
+
+def test_router_words_become_tuples():
+    config = parse_config({"router": {"escalate_words": ["주식"], "first_token_budget_ms": 900}})
+    settings = router_settings(config.router, "ko")
+    assert settings.escalate_words == ("주식",) and settings.first_token_budget_ms == 900
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"edge": {"endpoints": [{"url": "10.0.0.9:8000"}]}}, "must start with http"),
+        ({"edge": {"endpoints": [{}]}}, "missing key edge.endpoints[0].url"),
+        ({"edge": {"deadline_ms": "soon"}}, "edge.deadline_ms must be an integer"),
+        ({"llm": {"temperature": "hot"}}, "llm.temperature must be a number"),
+        ({"router": {"budget": 1}}, "unknown key router.budget"),
+    ],
+)
+def test_mistakes_name_the_key(data, message):
+    with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        parse_config(data)
