@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import shutil
 import threading
 import time
@@ -168,6 +169,29 @@ def test_barge_in_can_be_turned_off(tmp_path, mosquitto):
         return await speaking
 
     assert not asyncio.run(closing(daemon, main())).interrupted
+
+
+def test_without_barge_in_speech_during_a_reply_is_not_acted_on(tmp_path, mosquitto):
+    config = write_config(tmp_path, mosquitto)
+    config.write_text(config.read_text().replace("[daemon]\n", "[daemon]\nbarge_in = false\n"))
+    daemon = build(config, tmp_path / "reply.wav")
+    daemon.player.sink = SlowSpeaker()
+    commit = IntentCommitted(0, 1, "거실 불 꺼줘", "HassTurnOff", {"name": "거실 조명"})
+
+    async def main():
+        speaking = asyncio.create_task(daemon.player.say("네. 알겠어요."))
+        await asyncio.sleep(0.2)
+        await daemon.on_heard(SpeechStarted(0, 1, 0))  # the speaker hears itself
+        await daemon.on_heard(commit)
+        await speaking
+        await daemon.drain()
+        ignored = daemon.turns_done
+        await daemon.on_heard(SpeechStarted(0, 2, 0))  # the room is quiet again
+        await daemon.on_heard(dataclasses.replace(commit, utterance_id=2))
+        await daemon.drain()
+        return ignored, daemon.turns_done
+
+    assert asyncio.run(closing(daemon, main())) == (0, 1)
 
 
 def test_a_timer_rings_on_the_speaker(tmp_path, mosquitto):

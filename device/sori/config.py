@@ -381,7 +381,8 @@ class HttpConfig:
 class DaemonConfig:
     barge_in: bool = True
     """Stop the reply when the microphone hears the user speak (no echo cancellation:
-    keep the speaker quiet or away from the microphone, or turn this off)."""
+    keep the speaker quiet or away from the microphone, or turn this off). Off, speech
+    that begins while the speaker talks is ignored."""
     log_format: str = "json"
     """ "json" (one object per line) or "text"."""
     earcon: bool = True

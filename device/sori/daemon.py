@@ -30,6 +30,7 @@ from sori.events import (
     SpeechStarted,
     TurnFinished,
     TurnRouted,
+    UtteranceHeard,
 )
 from sori.metrics import Metrics
 from sori.playback import Player, Spoken
@@ -85,6 +86,7 @@ class Daemon:
         self._subscribers: set[asyncio.Queue] = set()
         self._tasks: set[asyncio.Task] = set()
         self._text_ids = itertools.count(1_000_000)
+        self._unheard: set[int] = set()
         self.turns_done = 0
         self.reloads = 0
         self.reloader: Callable[[], None] | None = None
@@ -261,12 +263,22 @@ class Daemon:
             log.error("turn failed: %r", task.exception())
 
     async def on_heard(self, event: Event) -> None:
-        """React to one hearing event: barge-in, commits, corrections, misses."""
+        """React to one hearing event: barge-in, commits, corrections, misses.
+
+        Without barge-in, an utterance that begins while the speaker talks is most likely
+        the speaker's own voice (there is no echo cancellation), so it is not acted on."""
         self.emit(event)
         if isinstance(event, SpeechStarted):
             if self.barge_in and self.player.interrupt():
                 self.metrics.barge_ins += 1
                 log.info("barge-in: reply stopped for utterance %d", event.utterance_id)
+            elif not self.barge_in and self.player.playing:
+                self._unheard.add(event.utterance_id)
+                log.info("utterance %d began while speaking; ignored", event.utterance_id)
+        elif isinstance(event, UtteranceHeard):
+            self._unheard.discard(event.utterance_id)
+        elif getattr(event, "utterance_id", None) in self._unheard:
+            return
         elif isinstance(event, IntentCommitted):
             self.spawn(self.command_turn(event, event.t_ns))
         elif isinstance(event, IntentCorrected):
