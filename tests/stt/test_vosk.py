@@ -11,7 +11,14 @@ from sori.commands.replay import replay_source
 from sori.config import Config
 from sori.errors import ModelError
 from sori.stt.base import Hypothesis, Word
-from sori.stt.vosk import VoskRecognizer, agreement, choose, compile_grammar, load_model
+from sori.stt.vosk import (
+    VoskRecognizer,
+    agreement,
+    choose,
+    compile_grammar,
+    load_model,
+    split_known,
+)
 
 PHRASES = [
     "거실 불 켜 줘",
@@ -84,11 +91,18 @@ def test_grammar_does_not_hijack_real_speech_that_is_no_command(shared_dir, reco
 
 
 def test_grammar_keeps_only_words_the_model_knows(vosk_model):
-    grammar, dropped = compile_grammar(
-        vosk_model, ["에어컨 이십삼 도로 맞춰 줘", "도로", "거실 불 켜 줘"]
-    )
-    assert grammar == ["에어컨 이십삼 맞춰 줘", "거실 불 켜 줘"]
-    assert dropped == ["도로"]
+    phrases = ["거실 불 켜 줘", "조명 노란색으로 바꿔 줘", "tv off 해 줘", "off"]
+    grammar, dropped = compile_grammar(vosk_model, phrases)
+    # 노란색으로 is not a word of the model, but 노란색 and 으로 are; "tv" and "off" are not
+    assert grammar == ["거실 불 켜 줘", "조명 노란색 으로 바꿔 줘", "해 줘"]
+    assert dropped == ["off", "tv"]
+    assert all(vosk_model.vosk_model_find_word(w) >= 0 for g in grammar for w in g.split())
+
+
+def test_split_known_prefers_the_longest_first_piece():
+    vocabulary = {"노란", "노란색", "색", "으로", "으", "로"}
+    assert split_known("노란색으로", vocabulary.__contains__) == ["노란색", "으로"]
+    assert split_known("파란색", vocabulary.__contains__) is None
 
 
 def words(text: str, conf: float) -> Hypothesis:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import difflib
 import json
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -61,21 +61,44 @@ def load_model(path: str | Path | None = None) -> Any:
 
 
 def compile_grammar(model: Any, phrases: Iterable[str]) -> tuple[list[str], list[str]]:
-    """Grammar phrases from `phrases`, keeping only words the model knows.
+    """Grammar phrases from `phrases`, in words the model knows.
 
-    Returns (phrases for `KaldiRecognizer`, sorted out-of-vocabulary words dropped)."""
+    A word missing from the vocabulary is split into known pieces when it can be
+    (노란색으로 → 노란색 으로: the model's words are often morphemes), else dropped.
+    Returns (phrases for `KaldiRecognizer`, sorted words dropped)."""
     kept: dict[str, None] = {}
     dropped: set[str] = set()
     known: dict[str, bool] = {}
+
+    def in_vocabulary(word: str) -> bool:
+        if word not in known:
+            known[word] = model.vosk_model_find_word(word) >= 0
+        return known[word]
+
     for phrase in phrases:
         words = []
         for word in normalize_text(phrase).split():
-            if word not in known:
-                known[word] = model.vosk_model_find_word(word) >= 0
-            (words.append(word) if known[word] else dropped.add(word))
+            pieces = split_known(word, in_vocabulary)
+            if pieces:
+                words += pieces
+            else:
+                dropped.add(word)
         if words:
             kept[" ".join(words)] = None
     return list(kept), sorted(dropped)
+
+
+def split_known(word: str, known: Callable[[str], bool]) -> list[str] | None:
+    """`word` as the fewest known pieces, longest first piece first; None when impossible."""
+    if known(word):
+        return [word]
+    for cut in range(len(word) - 1, 0, -1):
+        head = word[:cut]
+        if known(head):
+            rest = split_known(word[cut:], known)
+            if rest is not None:
+                return [head, *rest]
+    return None
 
 
 def agreement(a: str, b: str) -> float:
