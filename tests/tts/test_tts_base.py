@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from sori.tts.base import duration_s, float_to_pcm16, split_sentences
+from sori.tts.base import duration_s, split_sentences
 from sori.tts.earcon import earcon
 
 
@@ -11,15 +11,6 @@ def test_split_sentences_keeps_punctuation_and_drops_blanks():
         "네!",
     ]
     assert split_sentences("   ") == []
-
-
-def test_float_to_pcm16_clips_and_scales():
-    pcm = float_to_pcm16([0.0, 1.0, -1.0, 2.0])
-    assert len(pcm) == 8
-    import array
-
-    samples = array.array("h", pcm)
-    assert list(samples) == [0, 32767, -32767, 32767]
 
 
 def test_earcon_lengths_follow_rate():

@@ -12,7 +12,7 @@ import os
 from typing import Any
 
 from sori.actions.base import Command, Result
-from sori.actions.webhook import _httpx
+from sori.actions.webhook import import_httpx
 from sori.errors import BackendError, ConfigError
 
 log = logging.getLogger(__name__)
@@ -76,7 +76,7 @@ class HomeAssistantHandler:
                 f"home_assistant.token_env: ${token_env} is not set; export a long-lived "
                 "access token (HA profile → Security) in the service's environment"
             )
-        httpx = _httpx()
+        httpx = import_httpx()
         self._httpx = httpx
         self.url = url.rstrip("/")
         self._client = httpx.AsyncClient(

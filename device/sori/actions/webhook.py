@@ -10,7 +10,7 @@ from sori.errors import BackendError, DependencyError
 log = logging.getLogger(__name__)
 
 
-def _httpx():  # noqa: ANN202 - the httpx module
+def import_httpx():  # noqa: ANN202 - the httpx module
     try:
         import httpx
     except ImportError:
@@ -24,7 +24,7 @@ class WebhookHandler:
     name = "webhook"
 
     def __init__(self, url: str, headers: dict[str, str] | None = None, timeout_s: float = 3.0):
-        self._httpx = _httpx()
+        self._httpx = import_httpx()
         self.url = url
         self._client = self._httpx.AsyncClient(headers=headers or {}, timeout=timeout_s)
 

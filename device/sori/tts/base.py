@@ -29,14 +29,6 @@ def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
 
 
-def float_to_pcm16(samples) -> bytes:  # noqa: ANN001 - a numpy float array
-    """Float samples in [-1, 1] as 16-bit little-endian PCM bytes."""
-    import numpy as np
-
-    clipped = np.clip(np.asarray(samples, dtype=np.float32), -1.0, 1.0)
-    return (clipped * 32767.0).astype("<i2").tobytes()
-
-
 def duration_s(pcm: bytes, rate_hz: int) -> float:
     """Length of 16-bit mono PCM in seconds."""
     return len(pcm) / 2 / rate_hz

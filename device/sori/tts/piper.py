@@ -10,8 +10,8 @@ import logging
 from collections.abc import Iterator
 from pathlib import Path
 
+from sori.audio.format import float_to_s16
 from sori.errors import DependencyError, ModelError
-from sori.tts.base import float_to_pcm16
 
 log = logging.getLogger(__name__)
 
@@ -61,4 +61,4 @@ class PiperVoice:
 
     def synthesize(self, text: str) -> Iterator[bytes]:
         for chunk in self._voice.synthesize(text, syn_config=self._syn):
-            yield float_to_pcm16(chunk.audio_float_array)
+            yield float_to_s16(chunk.audio_float_array)

@@ -15,8 +15,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from sori.audio.format import float_to_s16
 from sori.errors import DependencyError, ModelError
-from sori.tts.base import float_to_pcm16, split_sentences
+from sori.tts.base import split_sentences
 
 log = logging.getLogger(__name__)
 
@@ -185,7 +186,7 @@ class SherpaVitsVoice:
         for sentence in split_sentences(text):
             audio = self._tts.generate(sentence, self._generation(sentence))
             if len(audio.samples):
-                yield float_to_pcm16(audio.samples)
+                yield float_to_s16(audio.samples)
 
     def _generation(self, sentence: str):  # noqa: ANN202 - sherpa_onnx.GenerationConfig
         gen = self._sherpa.GenerationConfig()
