@@ -13,7 +13,7 @@ import pytest
 
 from broker import free_port
 from daemon_kit import build, write_config
-from sori.events import IntentCommitted, PlaybackStopped, SpeechStarted
+from sori.events import IntentCommitted, PlaybackStopped, SpeechStarted, UtteranceHeard
 
 
 def frames(path) -> int:
@@ -271,3 +271,28 @@ def test_audio_commits_run_in_the_background(tmp_path, mosquitto, subscriber, ea
     asyncio.run(closing(daemon, daemon.listen(events())))
     assert subscriber.next() == ("sori/light/living_room/set", "ON")
     assert daemon.turns_done == 1
+
+
+def test_a_spoken_turn_traces_its_hearing_stages_too(tmp_path, mosquitto, caplog):
+    daemon = build(write_config(tmp_path, mosquitto), tmp_path / "reply.wav")
+    t0 = daemon.clock.now_ns()
+    stages = {"vad": 1_000_000, "stt": 30_000_000, "understand": 200_000, "audio": 900_000_000}
+
+    async def events():
+        yield SpeechStarted(t0, 3, t0)
+        commit = IntentCommitted(
+            t0 + 950_000_000, 3, "에어컨 꺼", "HassTurnOff", {"name": "에어컨"}
+        )
+        yield commit
+        yield UtteranceHeard(
+            t0 + 1_400_000_000, 3, "에어컨 꺼", t0, t0 + 900_000_000, t0 + 1_300_000_000,
+            t0 + 1_350_000_000, commit.t_ns, stages,
+        )  # fmt: skip
+
+    caplog.set_level("INFO", logger="sori.trace")
+    asyncio.run(closing(daemon, daemon.listen(events())))
+    (record,) = [r for r in caplog.records if r.name == "sori.trace"]
+    traced = record.turn["stages_ms"]
+    assert traced["hear_stt"] == 30.0 and traced["hear_audio"] == 900.0
+    assert traced["speech_end_to_commit"] == 50.0
+    assert "first_audio" in traced and "act" in traced

@@ -87,6 +87,7 @@ class Daemon:
         self._tasks: set[asyncio.Task] = set()
         self._text_ids = itertools.count(1_000_000)
         self._unheard: set[int] = set()
+        self._heard: dict[int, UtteranceHeard] = {}
         self.turns_done = 0
         self.reloads = 0
         self.reloader: Callable[[], None] | None = None
@@ -216,6 +217,11 @@ class Daemon:
         stages: dict[str, int], error: str,
     ) -> dict[str, Any]:  # fmt: skip
         now = self.clock.now_ns()
+        heard = self._heard.pop(uid, None)
+        if heard is not None:  # the hearing stages of a spoken turn, in the same trace line
+            stages.update({f"hear_{k}": v for k, v in heard.stages_ns.items()})
+            if heard.commit_t_ns is not None:
+                stages["speech_end_to_commit"] = heard.commit_t_ns - heard.speech_end_ns
         first = next((s for s in spoken if s.first_audio_ns is not None), None)
         if first is not None:
             stages["first_audio"] = max(0, first.first_audio_ns - commit_ns)
@@ -277,6 +283,9 @@ class Daemon:
                 log.info("utterance %d began while speaking; ignored", event.utterance_id)
         elif isinstance(event, UtteranceHeard):
             self._unheard.discard(event.utterance_id)
+            self._heard[event.utterance_id] = event
+            while len(self._heard) > 32:  # utterances that made no turn (empty transcripts)
+                self._heard.pop(next(iter(self._heard)))
         elif getattr(event, "utterance_id", None) in self._unheard:
             return
         elif isinstance(event, IntentCommitted):
