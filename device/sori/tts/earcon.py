@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from array import array
+from functools import lru_cache
 
 TONES_HZ = {
     "error": ((660.0, 0.12), (0.0, 0.04), (440.0, 0.18)),
@@ -13,8 +14,10 @@ TONES_HZ = {
 """Each earcon as (frequency in Hz, duration in seconds) steps; 0 Hz is silence."""
 
 
+@lru_cache(maxsize=16)
 def earcon(kind: str, rate_hz: int, volume: float = 0.4) -> bytes:
-    """16-bit mono PCM of the earcon `kind` ("error", "ring", "listen") at `rate_hz`."""
+    """16-bit mono PCM of the earcon `kind` ("error", "ring", "listen") at `rate_hz`;
+    made once per kind and rate, then served from memory like the cached replies."""
     try:
         steps = TONES_HZ[kind]
     except KeyError:
