@@ -86,27 +86,28 @@ class Player:
 
     async def _play(self, text: str, utterance_id: int, tone: str, epoch: int) -> Spoken:
         rate_hz = self.cache.rate_hz
-        cached = self.cache.get(text) if text.strip() else ()
+        cached = self.cache.get(text)
         first_ns: int | None = None
         played_ns = 0
         error = ""
         chunks = self._chunks(text, cached, epoch)
+        pieces = [earcon(tone, rate_hz)] if tone else []
         try:
-            if tone:
-                first_ns, n = await self._write(earcon(tone, rate_hz), rate_hz, epoch)
-                played_ns += n * 1_000_000_000 // rate_hz
-            async for pcm in chunks:
+            while True:
+                pcm = pieces.pop(0) if pieces else await anext(chunks, None)
+                if pcm is None or epoch != self._epoch:
+                    break
                 rate_hz = self.cache.rate_hz  # espeak-ng reports its rate once it has run
                 t, n = await self._write(pcm, rate_hz, epoch)
                 if first_ns is None and t is not None:
                     first_ns = t
                     self.emit(PlaybackStarted(t, utterance_id, text, cached is not None))
                 played_ns += n * 1_000_000_000 // rate_hz
-                if epoch != self._epoch:
-                    break
         except Exception as exc:  # a voice failing must not end the daemon
             error = f"speech failed: {exc}"
             log.error("saying %r: %s", text, exc)
+        finally:
+            await chunks.aclose()
         interrupted = epoch != self._epoch
         self.emit(PlaybackStopped(self.clock.now_ns(), utterance_id, interrupted, played_ns))
         return Spoken(text, first_ns, cached is not None, interrupted, played_ns, error)
