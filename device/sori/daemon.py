@@ -100,11 +100,12 @@ class Daemon:
     def emit(self, event: Event) -> None:
         """Publish an event to metrics and every SSE subscriber (slow ones lose events)."""
         self.metrics.observe(event)
+        if not self._subscribers:
+            return
         payload = event_json(event)
         for queue in list(self._subscribers):
-            if queue.full():
-                continue
-            queue.put_nowait(payload)
+            if not queue.full():
+                queue.put_nowait(payload)
 
     def subscribe(self, max_events: int = 256) -> asyncio.Queue:
         queue: asyncio.Queue = asyncio.Queue(max_events)
