@@ -287,6 +287,7 @@ def test_forced_tiers():
     _, routed = run(router, "불 켜", force="local")
     assert routed.tier == "local" and routed.intent is None  # presets skipped
     assert edge.asked == []  # the local tier never escalates when forced
+    assert "needs reasoning; local tier forced" in routed.reason
     _, routed = run(router, "불 켜", force="edge")
     assert routed.tier == "edge" and "edge forced" in routed.reason
 

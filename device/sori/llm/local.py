@@ -154,6 +154,7 @@ class LocalLLM:
             raise DependencyError(
                 "llama-cpp-python is not installed; run: pip install 'sori[llm]'"
             ) from None
+        _route_llama_logs(llama_cpp)
         started = time.perf_counter()
         path = self.model_path or default_model_path()
         if not Path(path).is_file():
@@ -245,10 +246,10 @@ class LocalLLM:
 
     async def stream(self, ask: Ask) -> AsyncIterator[Token]:
         """A short spoken answer, token by token."""
-        llm = self._require()
-        tokens = self.prompt_tokens(ask.history, answer_instruction(ask.text, ask.language))
 
         def generate(stop: threading.Event) -> Iterator[str]:
+            llm = self._require()  # on the worker thread: loading never blocks the loop
+            tokens = self.prompt_tokens(ask.history, answer_instruction(ask.text, ask.language))
             with self._lock:
                 for chunk in llm.create_completion(
                     tokens,
@@ -265,6 +266,28 @@ class LocalLLM:
         async for text in _iterate_in_thread(generate):
             if text:
                 yield Token(text, LOCAL)
+
+
+_LOG_CALLBACK: Any = None
+# ggml_log_level: 1 debug, 2 info, 3 warn, 4 error. Warnings go to debug: llama.cpp warns
+# about its own choices (the SWA cache size), nothing a user can act on.
+_GGML_LEVELS = {4: logging.ERROR}
+
+
+def _route_llama_logs(llama_cpp: Any) -> None:
+    """Send llama.cpp's own messages to this module's logger (errors stay visible)."""
+    global _LOG_CALLBACK
+    if _LOG_CALLBACK is not None:
+        return
+
+    @llama_cpp.llama_log_callback
+    def callback(level: int, text: bytes, user_data: Any) -> None:
+        message = text.decode("utf-8", "replace").rstrip()
+        if message:
+            log.log(_GGML_LEVELS.get(level, logging.DEBUG), "llama.cpp: %s", message)
+
+    _LOG_CALLBACK = callback  # keep a reference: llama.cpp holds only the pointer
+    llama_cpp.llama_log_set(callback, None)
 
 
 def intent_confidence(llm: Any, decoded: Decoded, intent: str) -> float:

@@ -295,6 +295,8 @@ class Router:
             elif judgment is not None and judgment.escalate and force == "auto":
                 escalate = True
                 state.reasons.append("local model judged it needs reasoning")
+            elif judgment is not None and judgment.escalate:
+                state.reasons.append("local model judged it needs reasoning; local tier forced")
             elif judgment is not None:
                 state.reasons.append("local model judged it can answer")
 
