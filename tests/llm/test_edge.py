@@ -373,3 +373,15 @@ def test_tls_is_verified_and_a_private_ca_can_be_added(servers, tmp_path):
     assert "CERTIFICATE_VERIFY_FAILED" in error.reason or "certificate" in error.reason.lower()
     tokens = collect(EdgeClient([Endpoint(server.url, ca_file=str(cert))]))
     assert "".join(t.text for t in tokens) == "Hello. World."
+
+
+def test_one_client_serves_several_event_loops(servers):
+    server = servers(HELLO)
+    client = EdgeClient([Endpoint(server.url)])
+
+    async def once():
+        return "".join([t.text async for t in client.stream(Ask("hi"))])
+
+    assert asyncio.run(once()) == "Hello. World."
+    assert asyncio.run(once()) == "Hello. World."  # a fresh httpx client for the new loop
+    asyncio.run(client.aclose())

@@ -112,6 +112,8 @@ class _Slot:
     endpoint: Endpoint
     health: EndpointHealth
     client: Any = None
+    loop: Any = None
+    """The event loop the client was made in; an httpx client cannot move between loops."""
 
 
 class EdgeClient:
@@ -217,9 +219,9 @@ class EdgeClient:
         for task in list(self._probes):
             task.cancel()
         for slot in self._slots:
-            if slot.client is not None:
+            if slot.client is not None and slot.loop is asyncio.get_running_loop():
                 await slot.client.aclose()
-                slot.client = None
+            slot.client = slot.loop = None
 
     async def __aenter__(self) -> EdgeClient:
         return self
@@ -283,7 +285,9 @@ class EdgeClient:
     def _client(self, slot: _Slot) -> Any:
         import httpx
 
-        if slot.client is None:
+        loop = asyncio.get_running_loop()
+        if slot.client is None or slot.loop is not loop:
+            slot.loop = loop
             s = self.settings
             verify: Any = True
             if slot.endpoint.ca_file:
