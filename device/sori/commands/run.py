@@ -194,7 +194,7 @@ async def serve(args: argparse.Namespace, config: Config, home: Home) -> int:
             listening = asyncio.create_task(daemon.listen(events))
         log.info("ready", extra={"http": api.url if api else "", "input": args.input})
         waits = [asyncio.create_task(stop.wait())]
-        if listening is not None and args.input != "mic":
+        if listening is not None:  # a file ends; a microphone ends only by failing
             waits.append(listening)
         await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
         if listening is not None and listening.done() and listening.exception():
