@@ -179,7 +179,7 @@ async def serve(args: argparse.Namespace, config: Config, home: Home) -> int:
     daemon = await asyncio.to_thread(build_daemon, args, config, home)
     bind = config.http.bind if args.http is None else ("" if args.http == "off" else args.http)
     api = HttpApi(daemon, bind) if bind else None
-    source = None
+    source = listening = None
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGTERM, stop.set)
@@ -188,7 +188,6 @@ async def serve(args: argparse.Namespace, config: Config, home: Home) -> int:
     try:
         if api is not None:
             await api.start()
-        listening = None
         if args.input != "none":
             source, events = await asyncio.to_thread(_hearing, args.input, config, daemon)
             listening = asyncio.create_task(daemon.listen(events))
@@ -197,6 +196,7 @@ async def serve(args: argparse.Namespace, config: Config, home: Home) -> int:
         if listening is not None:  # a file ends; a microphone ends only by failing
             waits.append(listening)
         await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        waits[0].cancel()
         if listening is not None and listening.done() and listening.exception():
             raise listening.exception()
         log.info("stopping", extra={"turns": daemon.turns_done})
@@ -205,6 +205,10 @@ async def serve(args: argparse.Namespace, config: Config, home: Home) -> int:
             loop.remove_signal_handler(sig)
         if source is not None:
             source.close()
+        if listening is not None and not listening.done():
+            listening.cancel()
+            with contextlib.suppress(BaseException):
+                await listening
         if api is not None:
             await api.close()
         with contextlib.suppress(Exception):
@@ -213,7 +217,7 @@ async def serve(args: argparse.Namespace, config: Config, home: Home) -> int:
 
 
 def _hearing(input_name: str, config: Config, daemon: Daemon):  # noqa: ANN202
-    """The audio source and the async stream of hearing events (engineer A's pipeline)."""
+    """The audio source and the async stream of hearing events (`sori.pipeline`)."""
     from sori.audio.sources import FileSource, MicSource
     from sori.commands.hearing import build_hearing, build_recognizer
     from sori.pipeline import hear
