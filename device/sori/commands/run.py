@@ -207,7 +207,7 @@ async def serve(args: argparse.Namespace, config: Config, home: Home) -> int:
             source.close()
         if listening is not None and not listening.done():
             listening.cancel()
-            with contextlib.suppress(BaseException):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
                 await listening
         if api is not None:
             await api.close()
