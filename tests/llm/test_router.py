@@ -21,7 +21,7 @@ from sori.events import (
 )
 from sori.llm import router as router_module
 from sori.llm.base import Ask, EdgeInterrupted, EdgeUnavailable, Judgment, Token
-from sori.llm.router import DEVICE_NOTE, INTERRUPTED_NOTE, Router, RouterSettings, escalation_rule
+from sori.llm.router import DEVICE_NOTE, INTERRUPTED_NOTE, Router, RouterSettings
 
 
 @dataclass
@@ -198,32 +198,6 @@ def test_planning_words_escalate_without_asking_the_local_model_and_mark_deep():
     assert local.judged == []
 
 
-@pytest.mark.parametrize(
-    ("text", "deep", "fragment"),
-    [
-        ("Explain how vaccines work", False, "'explain'"),
-        ("세종대왕의 역사를 알려줘", False, "'역사'"),
-        ("Can you solve this for me", True, "'solve'"),
-        ("뭐야? 그리고 왜야?", True, "several questions"),
-        ("가" * 95, False, "long question"),
-    ],
-)
-def test_escalation_rules(text, deep, fragment):
-    rule = escalation_rule(text, RouterSettings())
-    assert rule is not None and rule.deep is deep and fragment in rule.reason
-
-
-@pytest.mark.parametrize("text", ["거실 불 켜줘", "airplane mode", "오늘 몇 도야?", "hello"])
-def test_everyday_text_fires_no_rule(text):
-    assert escalation_rule(text, RouterSettings()) is None
-
-
-def test_configured_words_add_to_the_rules():
-    settings = RouterSettings(escalate_words=("주식",), deep_words=("시뮬레이션",))
-    assert escalation_rule("주식 어때", settings).deep is False
-    assert escalation_rule("시뮬레이션 해봐", settings).deep is True
-
-
 def test_no_reachable_edge_means_a_device_answer_with_a_spoken_note_first():
     local = FakeLocal(Judgment(None, {}, True, 0.8))
     edge = FakeEdge(pieces=(), fail=EdgeUnavailable("http://edge.test/v1: cannot connect"))
@@ -337,4 +311,10 @@ def test_the_router_imports_no_backend():
         for node in ast.walk(tree)
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("sori")
     }
-    assert imported <= {"sori.llm.base", "sori.llm.sentences", "sori.events", "sori.clock"}
+    assert imported <= {
+        "sori.llm.base",
+        "sori.llm.rules",
+        "sori.llm.sentences",
+        "sori.events",
+        "sori.clock",
+    }

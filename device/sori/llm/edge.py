@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import ssl
@@ -33,10 +32,9 @@ from sori.errors import DependencyError
 from sori.llm.base import Ask, EdgeInterrupted, EdgeUnavailable, Token
 from sori.llm.health import EndpointHealth
 from sori.llm.prompts import EDGE_SYSTEM, language_name
+from sori.llm.sse import DONE, StreamFault, ThinkFilter, content_of, next_event
 
 log = logging.getLogger(__name__)
-
-_DONE = object()
 
 
 @dataclass(frozen=True)
@@ -96,15 +94,6 @@ class EdgeSettings:
     probe_timeout_ms: int = 1000
     extra_body: dict[str, Any] = field(default_factory=dict)
     """More request fields, passed through (vLLM sampling: top_k, min_tokens, ...)."""
-
-
-class _Failure(Exception):
-    """One attempt at one endpoint failed."""
-
-    def __init__(self, reason: str, retry_after_s: float | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.retry_after_s = retry_after_s
 
 
 @dataclass
@@ -186,7 +175,7 @@ class EdgeClient:
                 async for text in attempt:
                     sent.append(text)
                     yield Token(text, slot.endpoint.display)
-            except _Failure as failure:
+            except StreamFault as failure:
                 slot.health.record_failure(
                     failure.reason, self._clock.now_ns(), failure.retry_after_s
                 )
@@ -333,7 +322,7 @@ class EdgeClient:
     async def _attempt(
         self, slot: _Slot, ask: Ask, thinking: bool, first_token_s: float | None
     ) -> AsyncIterator[str]:
-        """Content text from one endpoint; raises _Failure on any fault."""
+        """Content text from one endpoint; raises StreamFault on any fault."""
         import httpx
 
         s = self.settings
@@ -359,19 +348,19 @@ class EdgeClient:
                 if response.status_code != 200:
                     await _raise_for_status(response)
                 lines = response.aiter_lines()
-                event = await _next_event(lines)
+                event = await next_event(lines)
             ttfb_ms = (loop.time() - started) * 1000
             slot.health.record_ttfb(ttfb_ms, self._clock.now_ns())
-            thinker = _ThinkFilter()
+            thinker = ThinkFilter()
             got_text = False
             finished = False
             while True:
-                if event is _DONE:
+                if event is DONE:
                     finished = True
                     break
                 if event is None:
                     break  # the body ended
-                text, finish = _content(event)
+                text, finish = content_of(event)
                 text = thinker.feed(text)
                 if text:
                     got_text = True
@@ -386,19 +375,19 @@ class EdgeClient:
                     limits.append((first_token_at - now, "no first token within the budget"))
                 limit, waiting = min(limits)
                 if limit <= 0:
-                    raise _Failure(waiting)
+                    raise StreamFault(waiting)
                 async with asyncio.timeout(limit):
-                    event = await _next_event(lines)
+                    event = await next_event(lines)
             if not finished:
-                raise _Failure("stream ended before the answer was complete")
+                raise StreamFault("stream ended before the answer was complete")
         except TimeoutError:
-            raise _Failure(waiting) from None
+            raise StreamFault(waiting) from None
         except httpx.ConnectError as exc:
-            raise _Failure(f"cannot connect ({_describe(exc)})") from None
+            raise StreamFault(f"cannot connect ({_describe(exc)})") from None
         except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
-            raise _Failure(f"stream cut off ({_describe(exc)})") from None
+            raise StreamFault(f"stream cut off ({_describe(exc)})") from None
         except httpx.HTTPError as exc:
-            raise _Failure(_describe(exc)) from None
+            raise StreamFault(_describe(exc)) from None
         finally:
             if response is not None:
                 with contextlib.suppress(Exception):
@@ -426,83 +415,4 @@ async def _raise_for_status(response: Any) -> None:
     reason = f"HTTP {code}" + (f" ({detail})" if detail else "")
     if code == 429 and retry_after is not None:
         reason += f", retry after {retry_after:g} s"
-    raise _Failure(reason, retry_after)
-
-
-async def _next_event(lines: AsyncIterator[str]) -> Any:
-    """The next server-sent event's JSON, `_DONE`, or None at the end of the body."""
-    async for line in lines:
-        line = line.strip()
-        if not line or line.startswith(":"):
-            continue
-        field_name, _, value = line.partition(":")
-        if field_name in ("event", "id", "retry"):
-            continue
-        if field_name != "data":
-            raise _Failure(f"malformed stream: unexpected line {line[:40]!r}")
-        value = value.strip()
-        if value == "[DONE]":
-            return _DONE
-        try:
-            event = json.loads(value)
-        except ValueError:
-            raise _Failure(f"malformed stream: not JSON: {value[:40]!r}") from None
-        if not isinstance(event, dict):
-            raise _Failure(f"malformed stream: {value[:40]!r}")
-        return event
-    return None
-
-
-def _content(event: dict[str, Any]) -> tuple[str, bool]:
-    """(spoken text, finished) from one chunk; reasoning is dropped; errors raise."""
-    if "error" in event:
-        error = event["error"]
-        message = error.get("message", error) if isinstance(error, dict) else error
-        raise _Failure(f"server error in stream: {str(message)[:120]}")
-    choices = event.get("choices")
-    if not isinstance(choices, list):
-        raise _Failure("malformed stream: a chunk without choices")
-    if not choices:
-        return "", False  # usage-only chunk
-    choice = choices[0]
-    if not isinstance(choice, dict):
-        raise _Failure("malformed stream: a choice that is not an object")
-    delta = choice.get("delta") or {}
-    content = delta.get("content") if isinstance(delta, dict) else None
-    if content is not None and not isinstance(content, str):
-        raise _Failure("malformed stream: content that is not text")
-    return content or "", choice.get("finish_reason") is not None
-
-
-class _ThinkFilter:
-    """Drops `<think>…</think>` when a server without a reasoning parser inlines it."""
-
-    def __init__(self) -> None:
-        self._buf = ""
-        self._inside = False
-        self._started = False
-
-    def feed(self, text: str) -> str:
-        self._buf += text
-        out = []
-        while self._buf:
-            if self._inside:
-                end = self._buf.find("</think>")
-                if end < 0:
-                    self._buf = self._buf[-len("</think>") :]
-                    return "".join(out)
-                self._buf = self._buf[end + len("</think>") :].lstrip()
-                self._inside = False
-                continue
-            if not self._started:
-                stripped = self._buf.lstrip()
-                if "<think>".startswith(stripped) and stripped:
-                    return "".join(out)  # could still become <think>
-                self._started = True
-                if stripped.startswith("<think>"):
-                    self._buf = stripped[len("<think>") :]
-                    self._inside = True
-                    continue
-            out.append(self._buf)
-            self._buf = ""
-        return "".join(out)
+    raise StreamFault(reason, retry_after)

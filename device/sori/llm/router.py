@@ -17,15 +17,14 @@ Answers stream as `AnswerChunk`s and become `AnswerSentence`s as sentences compl
 speech can start on the first. The turn ends with `TurnRouted`: tier, reason, timings.
 A short conversation memory is shared by the tiers.
 
-Imports only `llm.base` and the pure `llm.sentences` (no backends): presets, the local
-model and the edge client are injected.
+Imports only `llm.base` and the pure `llm.rules` and `llm.sentences` (no backends):
+presets, the local model and the edge client are injected.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -51,6 +50,7 @@ from sori.llm.base import (
     TierFailed,
     Token,
 )
+from sori.llm.rules import Rule, escalation_rule
 from sori.llm.sentences import SentenceSplitter, detect_language
 
 log = logging.getLogger(__name__)
@@ -60,61 +60,6 @@ Force = Literal["auto", "preset", "local", "edge"]
 MIN_EDGE_S = 1.0
 """The edge always gets at least this long for its first token, even when reading the turn
 locally used up the budget."""
-
-ESCALATE_WORDS = (
-    # Korean: explanations, knowledge, long or written output.
-    "설명해",
-    "자세히",
-    "요약",
-    "번역",
-    "비교",
-    "차이",
-    "역사",
-    "이유가",
-    "원리",
-    "추천해",
-    "작성해",
-    "써 줘",
-    "써줘",
-    # English.
-    "explain",
-    "in detail",
-    "summarize",
-    "summary",
-    "translate",
-    "compare",
-    "difference between",
-    "history of",
-    "recommend",
-    "write ",
-    "essay",
-)
-"""Words that ask for knowledge or length beyond a small model."""
-
-DEEP_WORDS = (
-    "계획",
-    "단계별",
-    "차근차근",
-    "일정 짜",
-    "짜 줘",
-    "짜줘",
-    "증명",
-    "계산해",
-    "전략",
-    "장단점",
-    "step by step",
-    "plan ",
-    "planning",
-    "itinerary",
-    "prove",
-    "solve",
-    "calculate",
-    "strategy",
-    "pros and cons",
-    "reason through",
-)
-"""Words that ask for planning or multi-step reasoning (thinking may be enabled)."""
-
 
 DEVICE_NOTE = {
     "ko": "서버에 연결할 수 없어서 기기에서 답할게요.",
@@ -147,42 +92,6 @@ class RouterSettings:
     """Spoken before a device answer to an edge question, by language."""
     interrupted_note: dict[str, str] = field(default_factory=lambda: dict(INTERRUPTED_NOTE))
     """Spoken when an edge answer broke off and the device takes over, by language."""
-
-
-@dataclass(frozen=True, slots=True)
-class Rule:
-    """Why the explicit rules escalate a turn."""
-
-    reason: str
-    """E.g. "asks for planning ('계획')"."""
-    deep: bool
-    """Planning or multi-step reasoning: the edge may think."""
-
-
-def escalation_rule(text: str, settings: RouterSettings) -> Rule | None:
-    """The first explicit rule that sends `text` to the edge, or None."""
-    lowered = f" {text.lower()} "
-    for word in (*DEEP_WORDS, *settings.deep_words):
-        if _contains(lowered, word):
-            return Rule(f"asks for planning or multi-step reasoning ({word.strip()!r})", True)
-    if text.count("?") + text.count("？") >= 2:
-        return Rule("several questions in one turn", True)
-    for word in (*ESCALATE_WORDS, *settings.escalate_words):
-        if _contains(lowered, word):
-            return Rule(f"asks for knowledge or length ({word.strip()!r})", False)
-    if len(text.strip()) >= settings.escalate_min_chars:
-        return Rule(
-            f"long question ({len(text.strip())} ≥ {settings.escalate_min_chars} chars)", False
-        )
-    return None
-
-
-def _contains(lowered: str, word: str) -> bool:
-    word = word.lower()
-    if word.isascii() and word.strip():
-        # English words start at a word boundary ("plan" is not in "airplane").
-        return re.search(r"(?<![a-z])" + re.escape(word), lowered) is not None
-    return word in lowered
 
 
 @dataclass
@@ -272,7 +181,7 @@ class Router:
         escalate, deep = force == "edge", False
         if force == "edge":
             state.reasons.append("edge forced")
-        elif force == "auto" and (rule := escalation_rule(text, self.settings)):
+        elif force == "auto" and (rule := self._rule(text)):
             escalate, deep = True, rule.deep
             state.reasons.append(f"rule: {rule.reason}")
         elif self.local is not None:
@@ -456,6 +365,10 @@ class Router:
             first_sentence_ns=state.first_sentence_ns,
             total_ns=now - state.started_ns,
         )
+
+    def _rule(self, text: str) -> Rule | None:
+        s = self.settings
+        return escalation_rule(text, s.escalate_words, s.deep_words, s.escalate_min_chars)
 
     def _elapsed_s(self, state: _Turn) -> float:
         return (self.clock.now_ns() - state.started_ns) / 1e9
