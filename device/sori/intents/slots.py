@@ -209,3 +209,8 @@ def rule_list(texts: list[str]) -> TextList:
         if cut:
             entries.append((word[:-cut], ListValue(None)))
     return TextList(entries, texts)
+
+
+def as_list(value: Any) -> list[Any]:
+    """A context rule's value as a list ("light" or ["light", "switch"])."""
+    return list(value) if isinstance(value, list | tuple | set) else [value]

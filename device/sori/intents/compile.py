@@ -1,0 +1,123 @@
+"""Build Presets: read the packs, build the slot lists, compile every template into the trie.
+
+presets = load_presets("ko", home)
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from sori.errors import PackError
+from sori.home import Home
+from sori.intents.korean import canonical_word, normalize_spoken
+from sori.intents.loader import home_assistant_pack, pack_files, read_pack
+from sori.intents.presets import (
+    DEFAULT_FUZZY_THRESHOLD,
+    HOME_ASSISTANT_PRIORITY,
+    OWN_PACK_PRIORITY,
+    Presets,
+)
+from sori.intents.slots import (
+    ListValue,
+    SlotList,
+    TextList,
+    build_list,
+    parse_inline_range,
+    rule_list,
+)
+from sori.intents.templates import Pack, expand_block, merge_packs, parse_pack
+from sori.intents.trie import Node, build_trie
+
+
+def home_lists(home: Home) -> dict[str, SlotList]:
+    """The `area` and `name` lists from the home's areas and devices."""
+    areas = [
+        (canonical_word(name), ListValue(area.name, {"area": area.id}))
+        for area in home.areas
+        for name in area.names
+    ]
+    devices = []
+    for device in home.devices:
+        context = {"domain": device.domain, "entity_id": device.id}
+        if device.device_class:
+            context["device_class"] = device.device_class
+        if device.area:
+            context["device_area"] = device.area
+        devices.extend((canonical_word(n), ListValue(device.name, context)) for n in device.names)
+    return {
+        "area": TextList(areas, [n for area in home.areas for n in area.names]),
+        "name": TextList(devices, [n for device in home.devices for n in device.names]),
+        "floor": TextList([]),
+    }
+
+
+def compile_pack(pack: Pack, home: Home, fuzzy_threshold: float | None) -> Presets:
+    started = time.perf_counter()
+    lists: dict[str, SlotList] = {}
+    for name, spec in pack.lists.items():
+        try:
+            lists[name] = build_list(name, spec, pack.rules)
+        except PackError as exc:
+            raise PackError(f"{pack.language} packs: {exc}") from None
+    for block in pack.blocks:
+        for name, spec in block.lists.items():
+            lists[name] = build_list(name, spec, pack.rules)
+    lists.update(home_lists(home))
+    rule_texts: dict[str, list[str]] = {}
+    root, count = build_trie(
+        (block, text, path)
+        for block in pack.blocks
+        for text, path in expand_block(block, pack.rules, rule_texts)
+    )
+    lists.update((name, rule_list(texts)) for name, texts in rule_texts.items())
+    _add_inline_ranges(root, lists)
+    return Presets(
+        language=pack.language,
+        home=home,
+        root=root,
+        lists=lists,
+        blocks=pack.blocks,
+        rules=pack.rules,
+        skip_words=frozenset(normalize_spoken(w) for w in pack.skip_words),
+        fuzzy_threshold=fuzzy_threshold,
+        template_count=count,
+        compile_seconds=time.perf_counter() - started,
+    )
+
+
+def _add_inline_ranges(root: Node, lists: dict[str, SlotList]) -> None:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for ref, child in node.slots.items():
+            if ref.list_name not in lists and (inline := parse_inline_range(ref.list_name)):
+                lists[ref.list_name] = inline
+            stack.append(child)
+        stack.extend(node.chars.values())
+        if node.boundary is not None:
+            stack.append(node.boundary)
+
+
+def load_presets(
+    language: str = "ko",
+    home: Home | None = None,
+    extra_packs: Sequence[str] = (),
+    include_home_assistant: bool = True,
+    fuzzy_threshold: float | None = DEFAULT_FUZZY_THRESHOLD,
+) -> Presets:
+    """Load and compile our packs (plus Home Assistant's) for `language`."""
+    started = time.perf_counter()
+    packs = []
+    if include_home_assistant:
+        data = home_assistant_pack(language)
+        if data:
+            packs.append(parse_pack(data, "home-assistant-intents", HOME_ASSISTANT_PRIORITY))
+    for path in pack_files(language, extra_packs):
+        data, locate = read_pack(path)
+        packs.append(parse_pack(data, str(path), OWN_PACK_PRIORITY, locate))
+    if not packs:
+        raise PackError(f"no sentence packs for language {language!r}; see intents/README.md")
+    presets = compile_pack(merge_packs(packs), home or Home(), fuzzy_threshold)
+    presets.compile_seconds = time.perf_counter() - started
+    return presets
