@@ -170,7 +170,7 @@ class LlmConfig:
     prompt_format: str = "auto"
     """Turn markup: "auto" (from the GGUF's chat template), "gemma", "chatml" or "llama3"."""
     threads: int = 0
-    """CPU threads for generation; 0 for min(4, number of cores)."""
+    """CPU threads for generation; 0 for one less than the cores (at least 1, at most 4)."""
     n_ctx: int = 2048
     """Context window in tokens (system prompt + memory + question + answer)."""
     n_batch: int = 256

@@ -10,6 +10,7 @@ import pytest
 from llm_data import VOCABULARY
 
 from sori.errors import ModelError
+from sori.llm import local as local_module
 from sori.llm.base import Ask, Turn
 from sori.llm.local import PROMPT_FORMATS, LocalLLM, choose_format
 from sori.llm.schema import intent_schema
@@ -127,3 +128,31 @@ def test_a_file_that_is_not_a_model_is_refused(tmp_path):
     bogus.write_bytes(b"not a gguf at all")
     with pytest.raises(ModelError, match="GGUF"):
         LocalLLM(str(bogus)).load()
+
+
+@pytest.mark.parametrize(
+    ("pieces", "spoken"),
+    [
+        ([" You are", " Sori (소리), a voice", " assistant on a"], ["잘 모르겠어요."]),
+        (["You", " know, the sky", " is blue."], ["You know, the sky", " is blue."]),
+        (["You are"], ["You are"]),
+        (["하늘이 파래요."], ["하늘이 파래요."]),
+    ],
+)
+def test_a_recited_system_prompt_is_never_spoken(monkeypatch, pieces, spoken):
+    async def fake_thread(generate):
+        for piece in pieces:
+            yield piece
+
+    monkeypatch.setattr(local_module, "_iterate_in_thread", fake_thread)
+
+    async def collect():
+        return [t.text async for t in LocalLLM("unused.gguf").stream(Ask("하늘은 왜 파래?"))]
+
+    assert asyncio.run(collect()) == spoken
+
+
+def test_default_threads_leave_a_core_free(monkeypatch):
+    for cores, threads in [(1, 1), (2, 1), (4, 3), (8, 4)]:
+        monkeypatch.setattr(local_module.os, "cpu_count", lambda c=cores: c)
+        assert local_module.default_threads() == threads

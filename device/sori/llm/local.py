@@ -32,7 +32,7 @@ from typing import Any
 from sori.errors import DependencyError, ModelError
 from sori.llm.base import LOCAL, Ask, Judgment, Token, Turn
 from sori.llm.constrained import Decoded, decode
-from sori.llm.prompts import SYSTEM, answer_instruction, judge_instruction
+from sori.llm.prompts import NOT_SURE, SYSTEM, answer_instruction, judge_instruction
 from sori.llm.schema import NONE, Vocabulary, describe, intent_schema, parse_judgment
 
 log = logging.getLogger(__name__)
@@ -87,6 +87,12 @@ def default_model_path() -> str:
     return str(assemble())
 
 
+def default_threads() -> int:
+    """One core less than the machine has (speech synthesis runs while an answer streams,
+    and llama.cpp's threads stall badly when a core is taken), at least 1, at most 4."""
+    return max(1, min(4, (os.cpu_count() or 1) - 1))
+
+
 def choose_format(name: str, metadata: dict[str, str]) -> PromptFormat:
     """The prompt format by name, or guessed from the GGUF's chat template for "auto"."""
     if name != "auto":
@@ -104,6 +110,10 @@ def choose_format(name: str, metadata: dict[str, str]) -> PromptFormat:
     if "<|start_header_id|>" in template:
         return PROMPT_FORMATS["llama3"]
     return PROMPT_FORMATS["chatml"]
+
+
+ECHO_GUARD_CHARS = 24
+"""An answer that starts with this many characters of the system prompt is a recital."""
 
 
 class LocalLLM:
@@ -126,7 +136,7 @@ class LocalLLM:
         self.model_path = model_path
         self.vocabulary = vocabulary or Vocabulary()
         self._format_name = prompt_format
-        self._threads = threads or min(4, os.cpu_count() or 1)
+        self._threads = threads or default_threads()
         self._n_ctx = n_ctx
         self._n_batch = n_batch
         self.max_tokens = max_tokens
@@ -263,9 +273,25 @@ class LocalLLM:
                         return
                     yield chunk["choices"][0]["text"]
 
+        # A weak model may answer by reciting its instructions; that is never spoken. Text is
+        # held back only while it could still be the start of the system prompt.
+        guard = SYSTEM[:ECHO_GUARD_CHARS]
+        held: str | None = ""
         async for text in _iterate_in_thread(generate):
+            if held is not None:
+                held += text
+                head = held.lstrip()
+                if head.startswith(guard):
+                    log.info("local answer recited the system prompt; replaced")
+                    yield Token(NOT_SURE.get(ask.language, NOT_SURE["en"]), LOCAL)
+                    return
+                if guard.startswith(head):
+                    continue
+                text, held = held, None
             if text:
                 yield Token(text, LOCAL)
+        if held:
+            yield Token(held, LOCAL)
 
 
 _LOG_CALLBACK: Any = None

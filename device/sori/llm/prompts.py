@@ -16,6 +16,10 @@ EDGE_SYSTEM = (
 )
 
 
+NOT_SURE = {"ko": "잘 모르겠어요.", "en": "I'm not sure."}
+"""Said instead of an answer that only recited the instructions."""
+
+
 def language_name(language: str) -> str:
     return _LANGUAGE_NAMES.get(language, language)
 
