@@ -216,3 +216,23 @@ def test_without_flush_the_commit_waits_for_the_recognizer():
     hearing = hearing_for([([Cue(1_000, "거실 불 켜 줘")], "거실 불 켜 줘")], clock, flush_ms=0)
     events = run_frames(hearing, tone_frames(SPEECH), clock)
     assert of(events, IntentCommitted)[0].t_ns == 1_100 * MS
+
+
+def test_free_speech_that_matches_nothing_is_not_flushed():
+    clock = FakeClock()
+    hearing = hearing_for([([Cue(300, "오늘 날씨가 참")], "오늘 날씨가 참 좋다")], clock)
+    run_frames(hearing, tone_frames(SPEECH), clock)
+    # 200 ms pre-roll + 700 ms speech + 400 ms silence, nothing added
+    assert abs(hearing.recognizer.streams[0].fed_ms - 1_300) <= 20
+
+
+def test_an_unclosed_command_is_flushed_up_to_flush_steps_times():
+    clock = FakeClock()
+    cues = [Cue(600, "거실 불 켜")]  # never closes
+    hearing = hearing_for([(cues, "거실 불 켜")], clock, flush_ms=100, flush_steps=2)
+    events = run_frames(hearing, tone_frames(SPEECH), clock)
+    stream = hearing.recognizer.streams[0]
+    assert stream.feeds.count(3_200) == 2  # two 100 ms flushes, then no more
+    # padding replaced real silence one for one: the total fed is unchanged
+    assert abs(stream.fed_ms - 1_300) <= 20
+    assert [e.early for e in of(events, IntentCommitted)] == [False]

@@ -159,8 +159,11 @@ class CommitConfig:
     min_confidence: float = 0.9
     """Minimum preset match confidence for an early commit."""
     flush_ms: int = 200
-    """Silence fed to the recognizer ahead of time when a pause begins, so its partial
-    reaches the end of speech at once, in milliseconds; 0 = off."""
+    """Silence fed to the recognizer ahead of time when a pause begins while the partial is
+    empty or an unclosed command, so it reaches the end of speech at once, in milliseconds;
+    0 = off."""
+    flush_steps: int = 2
+    """How many times one pause may be flushed."""
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,11 @@ against the presets. When it is a complete command (`match`, confidence at least
 and the endpointer has heard `silence_ms` of trailing silence, the intent is committed at
 once (`IntentCommitted(early=True)`) instead of after the recognizer's final result. If
 the final transcript then means something else, `IntentCorrected` follows.
+
+Streaming recognizers show a word only some way after it was spoken (vosk: up to a few
+hundred milliseconds). So when the pause begins and the partial is still empty or an
+unclosed command, the pipeline feeds `flush_ms` of silence ahead of time (at most
+`flush_steps` times per pause) and then skips as much of the real silence that follows.
 """
 
 from __future__ import annotations
@@ -77,10 +82,13 @@ class CommitSettings:
     """Trailing silence the endpointer must have heard first, in milliseconds."""
     min_confidence: float = 0.9
     """Least preset match confidence for an early commit, in [0, 1]."""
+    flush_steps: int = 2
+    """How many times a pause may be flushed while no commit is possible yet."""
     flush_ms: int = 200
-    """Silence fed to the recognizer ahead of time when a pause begins, in milliseconds, so
-    a chunked decoder shows its hypothesis up to the end of speech at once; the same amount
-    of real silence that follows is then not fed again. 0 = off."""
+    """Silence fed to the recognizer ahead of time when a pause begins while the partial is
+    empty or an unclosed command, in milliseconds, so a chunked decoder shows its hypothesis
+    up to the end of speech at once; the same amount of real silence that follows is then
+    not fed again. 0 = off."""
 
 
 class ReplayClock:
@@ -115,7 +123,7 @@ class _Turn:
     committed: IntentCommitted | None = None
     commit_t_ns: int | None = None
     audio_ns: int = 0
-    flushed: bool = False
+    flushes: int = 0
     pad_credit_ns: int = 0
     busy_ns: dict[str, int] = field(default_factory=lambda: {"vad": 0, "stt": 0, "understand": 0})
 
@@ -172,7 +180,7 @@ class Hearing:
         turn = self._turn
         turn.busy_ns["vad"] += vad_ns
         if self.endpointer.trailing_silence_ns == 0 and not isinstance(boundary, SpeechStopped):
-            turn.flushed, turn.pad_credit_ns = False, 0  # voiced again: a new pause may flush
+            turn.flushes, turn.pad_credit_ns = 0, 0  # voiced again: a new pause may flush
         if turn.pad_credit_ns >= frame.duration_ns:
             turn.pad_credit_ns -= frame.duration_ns  # already fed as padding
         else:
@@ -235,13 +243,20 @@ class Hearing:
             or self.endpointer.trailing_silence_ns < self.commit.silence_ms * MS
         ):
             return
-        if self.commit.flush_ms and not turn.flushed:
-            turn.flushed = True
+        found, closed = self._match(turn, turn.partial)
+        # Flush when the hypothesis may be lagging behind a command: nothing shown yet, or a
+        # command whose closing word has not appeared. Long free speech is left alone.
+        if (
+            self.commit.flush_ms
+            and turn.flushes < self.commit.flush_steps
+            and (not turn.partial or (found is not None and not closed))
+        ):
+            turn.flushes += 1
             self._feed(AudioFrame(bytes(2 * 16 * self.commit.flush_ms), 0), events)
-            turn.pad_credit_ns = self.commit.flush_ms * MS
+            turn.pad_credit_ns += self.commit.flush_ms * MS
+            found, closed = self._match(turn, turn.partial)
         if not turn.partial:
             return
-        found, closed = self._match(turn, turn.partial)
         if found is None or not closed or found.confidence < self.commit.min_confidence:
             return
         turn.committed = self._committed(turn, turn.partial, found, early=True)

@@ -65,6 +65,8 @@ class ScriptedStream:
         self.cues = sorted(cues, key=lambda c: c.after_ms)
         self.final = final
         self.fed_bytes = 0
+        self.feeds: list[int] = []
+        """Size of each piece of audio fed, in bytes."""
         self.finalized = False
         self._shown = ""
 
@@ -74,6 +76,7 @@ class ScriptedStream:
 
     def feed(self, pcm: bytes) -> Hypothesis | None:
         self.fed_bytes += len(pcm)
+        self.feeds.append(len(pcm))
         due = [c.text for c in self.cues if c.after_ms <= self.fed_ms]
         if due and due[-1] != self._shown:
             self._shown = due[-1]

@@ -73,6 +73,7 @@ def commit_settings(config: Config) -> CommitSettings:
         silence_ms=c.silence_ms,
         min_confidence=c.min_confidence,
         flush_ms=c.flush_ms,
+        flush_steps=c.flush_steps,
     )
 
 
