@@ -49,8 +49,9 @@ def test_one_json_line_per_utterance_with_exactly_the_documented_fields(replayed
 
 def test_text_output_and_raw_stdin_give_the_same_utterances(replayed):
     raw = english_speech().pcm
-    done = sori("-", "--format", "s16le", "--rate", str(RATE_HZ))
-    assert done.returncode == 0
+    empty = sori("-", "--format", "s16le", "--rate", str(RATE_HZ), stdin=b"")
+    assert empty.returncode == 2
+    assert b"sori replay: stdin: no audio" in empty.stderr
     done = sori("-", "--format", "s16le", "--rate", str(RATE_HZ), stdin=raw)
     lines = done.stdout.decode().splitlines()
     assert done.returncode == 0, done.stderr.decode()
