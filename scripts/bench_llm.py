@@ -9,7 +9,7 @@
   when the endpoint before it is dead (connection refused), answers HTTP 500, or never
   answers (first-byte timeout), against the healthy endpoint alone.
 
-    .venv/bin/python scripts/bench_llm.py [--model GGUF] [--threads 2] [--runs 5] [--json F]
+    .venv/bin/python scripts/bench_llm.py [--model GGUF] [--threads N] [--runs 5] [--json F]
 
 The embedded Gemma 3 270M Q4_K_M is the default model. Figures depend on the machine and on
 what else runs on it; the README quotes a run on the 2-core development machine.
@@ -56,10 +56,9 @@ def median(values: list[float]) -> float:
 
 
 def bench_local(model: str, threads: int, runs: int) -> dict:
-    from sori.llm.base import Ask
     from sori.llm.constrained import decode
     from sori.llm.local import LocalLLM
-    from sori.llm.prompts import judge_instruction
+    from sori.llm.prompts import answer_instruction, judge_instruction
     from sori.llm.schema import IntentSpec, Vocabulary
     from sori.llm.sentences import SentenceSplitter
 
@@ -77,29 +76,29 @@ def bench_local(model: str, threads: int, runs: int) -> dict:
     local = LocalLLM(model, vocabulary=vocab, threads=threads, max_tokens=48)
     local.load()
 
-    async def answer(text: str) -> tuple[float, float | None, float, int]:
+    def answer(text: str) -> tuple[float, float | None, float, int]:
+        """The model's own stream (no echo guard), as the router would receive it."""
+        tokens = local.prompt_tokens((), answer_instruction(text, "ko"))
         started = time.perf_counter()
         first = first_sentence = None
         stamps = []
         splitter = SentenceSplitter()
-        async for token in local.stream(Ask(text)):
+        for chunk in local._llm.create_completion(
+            tokens, max_tokens=48, temperature=0.3, seed=1, stream=True
+        ):
             now = time.perf_counter()
             stamps.append(now)
             if first is None:
                 first = now - started
-            if splitter.feed(token.text) and first_sentence is None:
+            if splitter.feed(chunk["choices"][0]["text"]) and first_sentence is None:
                 first_sentence = now - started
         rate = (len(stamps) - 1) / (stamps[-1] - stamps[0]) if len(stamps) > 1 else 0.0
-        return (
-            first * 1000,
-            None if first_sentence is None else first_sentence * 1000,
-            rate,
-            len(stamps),
-        )
+        sentence_ms = None if first_sentence is None else first_sentence * 1000
+        return first * 1000, sentence_ms, rate, len(stamps)
 
     ttft, sentence, rates = [], [], []
     for i in range(runs):
-        first, first_sentence, rate, _ = asyncio.run(answer(QUESTIONS[i % len(QUESTIONS)]))
+        first, first_sentence, rate, _ = answer(QUESTIONS[i % len(QUESTIONS)])
         ttft.append(first)
         rates.append(rate)
         if first_sentence is not None:
@@ -277,15 +276,18 @@ def _failover(model: str, threads: int, runs: int, port: int, log) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="", help="GGUF file (default: embedded Gemma 270M)")
-    parser.add_argument("--threads", type=int, default=2, help="CPU threads for the model")
+    parser.add_argument(
+        "--threads", type=int, default=0, help="CPU threads for the model (0: Sori's default)"
+    )
     parser.add_argument("--runs", type=int, default=5, help="repetitions per figure (median)")
     parser.add_argument("--json", metavar="F", help="also write the figures to this file")
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)  # failovers are expected here
 
-    from sori.llm.local import default_model_path
+    from sori.llm.local import default_model_path, default_threads
 
     model = args.model or default_model_path()
+    args.threads = args.threads or default_threads()
     results = {
         "local": bench_local(model, args.threads, args.runs),
         "router": bench_router(),
