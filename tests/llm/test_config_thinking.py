@@ -56,3 +56,22 @@ def test_router_words_become_tuples():
 def test_mistakes_name_the_key(data, message):
     with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("]", r"\]")):
         parse_config(data)
+
+
+def test_the_vocabulary_comes_from_the_packs_and_the_home():
+    import argparse
+    from pathlib import Path
+
+    from sori.commands.options import load_understanding
+    from sori.commands.thinking import intent_slots, vocabulary
+
+    example = Path(__file__).resolve().parents[2] / "device" / "sori.example.toml"
+    _, presets = load_understanding(argparse.Namespace(config=str(example), fixtures=None))
+    slots = intent_slots(presets)
+    assert {"area", "name"} <= set(slots["HassTurnOn"])
+    assert {"hours", "minutes", "seconds"} <= set(slots["HassStartTimer"])
+    assert not any(s.startswith("_") for names in slots.values() for s in names)
+    vocab = vocabulary(presets)
+    assert {i.name for i in vocab.intents} == set(presets.intent_names())
+    assert "거실 조명" in vocab.devices and "거실" in vocab.areas and "light" in vocab.domains
+    assert "curtain" in vocab.extra["device_class"]

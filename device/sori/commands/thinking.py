@@ -6,6 +6,7 @@ Shared by `sori ask` and anything else on floor 4 that answers turns (the daemon
 from __future__ import annotations
 
 import dataclasses
+import re
 
 from sori.config import Config, EdgeConfig, LlmConfig, RouterConfig
 from sori.intents import Presets
@@ -55,17 +56,40 @@ def intent_names(presets: Presets) -> list[str]:
     return found or sorted(INTENT_SLOTS)
 
 
+_SLOT_REFERENCE = re.compile(r"\{([A-Za-z][\w]*)(?::([A-Za-z][\w]*))?\}")
+
+
+def intent_slots(presets: Presets) -> dict[str, tuple[str, ...]]:
+    """Slots of each intent as the packs use them ({area}, {name}, {brightness}, fixed slots),
+    plus those Home Assistant's intent takes; hidden lists ({_light}) are not slots."""
+    found: dict[str, dict[str, None]] = {}
+    for block in getattr(presets, "blocks", ()) or ():
+        names = found.setdefault(block.intent, {})
+        for template in block.templates:
+            for match in _SLOT_REFERENCE.finditer(template):
+                names[match.group(2) or match.group(1)] = None
+        names.update(dict.fromkeys(k for k in block.slots if not k.startswith("_")))
+    return {
+        intent: tuple(dict.fromkeys((*sorted(names), *INTENT_SLOTS.get(intent, ()))))
+        for intent, names in found.items()
+    }
+
+
 def vocabulary(presets: Presets) -> Vocabulary:
     """Known intents with their slots, plus the home's area, device and domain names."""
     home = presets.home
+    from_packs = intent_slots(presets)
     return Vocabulary(
         intents=tuple(
-            IntentSpec(name, INTENT_SLOTS.get(name, ("name", "area")))
+            IntentSpec(name, from_packs.get(name) or INTENT_SLOTS.get(name, ("name", "area")))
             for name in intent_names(presets)
         ),
         areas=tuple(dict.fromkeys(a.name for a in home.areas)),
         devices=tuple(dict.fromkeys(d.name for d in home.devices)),
         domains=tuple(sorted({d.domain for d in home.devices})),
+        extra={
+            "device_class": tuple(sorted({d.device_class for d in home.devices if d.device_class}))
+        },
     )
 
 

@@ -64,13 +64,16 @@ _NUMERIC_SLOTS: dict[str, dict[str, Any]] = {
     "hours": _int(0, 99),
     "minutes": _int(0, 999),
     "seconds": _int(0, 9999),
+    "start_hours": _int(0, 99),
+    "start_minutes": _int(0, 999),
+    "start_seconds": _int(0, 9999),
 }
 
 
 def slot_schema(slot: str, vocab: Vocabulary) -> dict[str, Any]:
     """The schema of one slot's value."""
     closed = {"name": vocab.devices, "area": vocab.areas, "domain": vocab.domains}
-    closed.update(vocab.extra)
+    closed.update({k: v for k, v in vocab.extra.items() if v})
     if slot in closed:
         values = list(dict.fromkeys(closed[slot]))
         if values:
