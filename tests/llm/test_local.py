@@ -156,3 +156,26 @@ def test_default_threads_leave_a_core_free(monkeypatch):
     for cores, threads in [(1, 1), (2, 1), (4, 3), (8, 4)]:
         monkeypatch.setattr(local_module.os, "cpu_count", lambda c=cores: c)
         assert local_module.default_threads() == threads
+
+
+def test_loading_from_two_threads_loads_once(gguf, monkeypatch):
+    import threading
+
+    import llama_cpp
+
+    made = []
+    real = llama_cpp.Llama
+
+    def counting(*args, **kwargs):
+        made.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(llama_cpp, "Llama", counting)
+    local = LocalLLM(gguf, vocabulary=VOCABULARY, threads=1, n_ctx=512)
+    threads = [threading.Thread(target=local.load) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert made == [1]
+    assert local.judge_sync(Ask("불 꺼")).raw  # and it is fully usable

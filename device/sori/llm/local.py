@@ -148,15 +148,25 @@ class LocalLLM:
         """GBNF of the intent schema."""
         self._format = PROMPT_FORMATS["gemma"]
         self._lock = threading.Lock()
+        """One generation at a time."""
+        self._load_lock = threading.Lock()
         self.load_ms = 0.0
         """How long `load()` took, including the system prompt's evaluation."""
 
     # -- loading -------------------------------------------------------------------------
 
     def load(self) -> LocalLLM:
-        """Load the model, compile the intent grammar and evaluate the system prompt."""
-        if self._llm is not None:
-            return self
+        """Load the model, compile the intent grammar and evaluate the system prompt.
+
+        Safe to call from several threads (a background preload and a first turn): the
+        model loads once and the others wait for it.
+        """
+        with self._load_lock:
+            if self._llm is None:
+                self._load()
+        return self
+
+    def _load(self) -> None:
         try:
             import llama_cpp
             from llama_cpp.llama_grammar import json_schema_to_gbnf
@@ -180,20 +190,22 @@ class LocalLLM:
             )
         except (ValueError, RuntimeError) as exc:
             raise ModelError(f"cannot load {path}: {exc}; is it a GGUF model?") from None
+        try:
+            self._format = choose_format(self._format_name, self._llm.metadata)
+            schema = json.dumps(intent_schema(self.vocabulary), ensure_ascii=False)
+            self._grammar = json_schema_to_gbnf(schema)
+            with self._lock:
+                self._llm.create_completion(self._tokens_system(), max_tokens=1, temperature=0.0)
+        except BaseException:
+            self._llm = None  # half-loaded is not loaded
+            raise
         self.model_path = path
-        self._format = choose_format(self._format_name, self._llm.metadata)
-        schema = json.dumps(intent_schema(self.vocabulary), ensure_ascii=False)
-        self._grammar = json_schema_to_gbnf(schema)
-        with self._lock:
-            self._llm.create_completion(self._tokens_system(), max_tokens=1, temperature=0.0)
         self.load_ms = (time.perf_counter() - started) * 1000
         log.info("local model %s loaded in %.0f ms", Path(path).name, self.load_ms)
-        return self
 
     def _require(self) -> Any:
-        if self._llm is None:
-            self.load()
-        return self._llm
+        """The loaded model; loads it first if needed (waits for a load in progress)."""
+        return self.load()._llm
 
     # -- prompts -------------------------------------------------------------------------
 
