@@ -10,7 +10,7 @@ extras="all"
 apt_packages=(libportaudio2 libsndfile1 espeak-ng)
 if [[ "${1:-}" == "--test" ]]; then
     extras="test"
-    apt_packages+=(mosquitto sox)
+    apt_packages+=(mosquitto sox openssl)
 fi
 
 say() { printf '[install] %s\n' "$*" >&2; }
