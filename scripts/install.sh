@@ -55,9 +55,17 @@ if [[ $(uname -m) == x86_64 ]] && ! llama_works; then
     grep -qw avx512_vnni /proc/cpuinfo && flags+=" -DGGML_AVX512_VNNI=ON"
     flags+=" -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
     version=$(.venv/bin/python -c "import importlib.metadata as m; print(m.version('llama-cpp-python'))")
-    say "llama.cpp crashed on this CPU (AMX?); rebuilding llama-cpp-python $version without AMX (minutes)"
-    CMAKE_ARGS="$flags" .venv/bin/python -m pip install -q --force-reinstall --no-deps \
-        --no-cache-dir --no-binary llama-cpp-python "llama-cpp-python==$version" >&2
+    # Keep the rebuilt wheel apart from pip's cache (which would hand back the AMX build).
+    wheels=${SORI_WHEEL_CACHE:-$HOME/.cache/sori/wheels}/no-amx
+    if ! compgen -G "$wheels/llama_cpp_python-$version-*.whl" >/dev/null; then
+        say "llama.cpp crashed on this CPU (AMX?); building llama-cpp-python $version without AMX (minutes, once)"
+        mkdir -p "$wheels"
+        CMAKE_ARGS="$flags" .venv/bin/python -m pip wheel -q --no-deps --no-cache-dir \
+            --no-binary llama-cpp-python -w "$wheels" "llama-cpp-python==$version" >&2
+    fi
+    say "installing llama-cpp-python $version built without AMX from $wheels"
+    .venv/bin/python -m pip install -q --force-reinstall --no-deps \
+        "$wheels"/llama_cpp_python-"$version"-*.whl >&2
     llama_works || { say "llama.cpp still crashes; see /proc/cpuinfo flags"; exit 1; }
 fi
 say "done: .venv/bin/sori --help"
