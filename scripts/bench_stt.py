@@ -114,8 +114,10 @@ def measure_latency(recognizer, data, realtime: bool, min_agreement: float, clos
         if not committed:
             misses += 1
             continue
+        # A commit before the VAD's end of speech: trailing noise kept the VAD open after
+        # the last word; the commit came at the pause after it. Counted, not averaged.
         premature += sum(r["commit_latency_ms"] < 0 for r in committed)
-        latencies.append(committed[-1]["commit_latency_ms"])
+        latencies += [r["commit_latency_ms"] for r in committed if r["commit_latency_ms"] >= 0]
     return {
         "pacing": "real time" if realtime else "simulated real time",
         "n": len(latencies),

@@ -132,7 +132,8 @@ def read_file(path: str | Path) -> bytes:
     if path.is_dir():
         raise AudioError(f"{path}: is a folder, not an audio file")
     try:
-        head = path.read_bytes()[:12]
+        with path.open("rb") as f:
+            head = f.read(12)
     except OSError as exc:
         raise AudioError(f"{path}: cannot read: {exc.strerror or exc}") from None
     if not head:
