@@ -1,12 +1,12 @@
 """The SoriError tree. Every error says what happened and what to do about it.
 
-    SoriError
-    ├── ConfigError        a config file is missing, unreadable or invalid
-    ├── PackError          an intent pack or fixture file is malformed
-    ├── AudioError         audio input cannot be read or converted
-    ├── ModelError         a model is missing or cannot be loaded
-    ├── BackendError       a backend (LLM server, broker, TTS) failed at run time
-    └── DependencyError    an optional library or system package is not installed
+SoriError
+├── ConfigError        a config file is missing, unreadable or invalid
+├── PackError          an intent pack or fixture file is malformed
+├── AudioError         audio input cannot be read or converted
+├── ModelError         a model is missing or cannot be loaded
+├── BackendError       a backend (LLM server, broker, TTS) failed at run time
+└── DependencyError    an optional library or system package is not installed
 """
 
 from __future__ import annotations
