@@ -218,12 +218,14 @@ def test_without_flush_the_commit_waits_for_the_recognizer():
     assert of(events, IntentCommitted)[0].t_ns == 1_100 * MS
 
 
-def test_free_speech_that_matches_nothing_is_not_flushed():
+def test_free_speech_that_matches_nothing_is_flushed_once_per_pause():
     clock = FakeClock()
     hearing = hearing_for([([Cue(300, "오늘 날씨가 참")], "오늘 날씨가 참 좋다")], clock)
     run_frames(hearing, tone_frames(SPEECH), clock)
-    # 200 ms pre-roll + 700 ms speech + 400 ms silence, nothing added
-    assert abs(hearing.recognizer.streams[0].fed_ms - 1_300) <= 20
+    stream = hearing.recognizer.streams[0]
+    assert stream.feeds.count(6_400) == 1  # one 200 ms flush
+    # 200 ms pre-roll + 700 ms speech + 400 ms silence: the flush replaced real silence
+    assert abs(stream.fed_ms - 1_300) <= 20
 
 
 def test_an_unclosed_command_is_flushed_up_to_flush_steps_times():

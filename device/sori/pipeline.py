@@ -27,9 +27,10 @@ once (`IntentCommitted(early=True)`) instead of after the recognizer's final res
 the final transcript then means something else, `IntentCorrected` follows.
 
 Streaming recognizers show a word only some way after it was spoken (vosk: up to a few
-hundred milliseconds). So when the pause begins and the partial is still empty or an
-unclosed command, the pipeline feeds `flush_ms` of silence ahead of time (at most
-`flush_steps` times per pause) and then skips as much of the real silence that follows.
+hundred milliseconds). So when a pause begins and nothing can be committed yet, the
+pipeline asks the recognizer to catch up as if `flush_ms` of silence had been heard
+(`RecognizerStream.flush`), and skips as much of the real silence that follows; again
+(at most `flush_steps` times per pause) while the partial is empty or an unclosed command.
 """
 
 from __future__ import annotations
@@ -222,6 +223,16 @@ class Hearing:
             turn.partial = hyp.text
             events.append(TranscriptPartial(self.clock.now_ns(), turn.utterance_id, hyp.text))
 
+    def _flush(self, turn: _Turn, events: list[Event]) -> None:
+        t0 = time.perf_counter_ns()
+        hyp = turn.stream.flush(self.commit.flush_ms)
+        turn.busy_ns["stt"] += time.perf_counter_ns() - t0
+        turn.audio_ns += self.commit.flush_ms * MS
+        turn.pad_credit_ns += self.commit.flush_ms * MS
+        if hyp is not None and hyp.text != turn.partial:
+            turn.partial = hyp.text
+            events.append(TranscriptPartial(self.clock.now_ns(), turn.utterance_id, hyp.text))
+
     def _match(self, turn: _Turn, text: str) -> tuple[Any, bool]:
         """(match or None, closed), cached per text within the utterance."""
         if self.understanding is None or not text:
@@ -244,16 +255,19 @@ class Hearing:
         ):
             return
         found, closed = self._match(turn, turn.partial)
-        # Flush when the hypothesis may be lagging behind a command: nothing shown yet, or a
-        # command whose closing word has not appeared. Long free speech is left alone.
+        # Flush once per pause when nothing can be committed yet: the hypothesis may lag
+        # behind the speech. Flush again only while it is empty or a command whose closing
+        # word has not appeared.
+        committable = found is not None and closed
+        lagging = not turn.partial or (found is not None and not closed)
         if (
             self.commit.flush_ms
+            and not committable
             and turn.flushes < self.commit.flush_steps
-            and (not turn.partial or (found is not None and not closed))
+            and (turn.flushes == 0 or lagging)
         ):
             turn.flushes += 1
-            self._feed(AudioFrame(bytes(2 * 16 * self.commit.flush_ms), 0), events)
-            turn.pad_credit_ns += self.commit.flush_ms * MS
+            self._flush(turn, events)
             found, closed = self._match(turn, turn.partial)
         if not turn.partial:
             return

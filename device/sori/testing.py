@@ -83,6 +83,9 @@ class ScriptedStream:
             return Hypothesis(self._shown)
         return None
 
+    def flush(self, silence_ms: int) -> Hypothesis | None:
+        return self.feed(bytes(32 * silence_ms))
+
     def finalize(self) -> Hypothesis:
         self.finalized = True
         return Hypothesis(self.final)

@@ -7,9 +7,13 @@ import csv
 import pytest
 
 from sori.audio.sources import FileSource
+from sori.commands.hearing import build_hearing
 from sori.commands.replay import replay_source
 from sori.config import Config
 from sori.errors import ModelError
+from sori.events import IntentCommitted, IntentCorrected, SpeechStopped, TranscriptFinal
+from sori.intents import IntentMatch
+from sori.pipeline import ReplayClock, replay
 from sori.stt.base import Hypothesis, Word
 from sori.stt.vosk import (
     VoskRecognizer,
@@ -130,3 +134,42 @@ def test_missing_model_names_the_package(tmp_path):
 def test_bad_mode_is_a_config_error(vosk_model):
     with pytest.raises(Exception, match="stt.vosk.mode"):
         VoskRecognizer(vosk_model, mode="fast")
+
+
+def test_a_phrase_in_the_grammar_is_recognized_through_the_grammar_pass(shared_dir, vosk_model):
+    transcript = "그는 이리저리 피하면서 길 한 옆으로 걸어갔다"
+    recognizer = VoskRecognizer(vosk_model, phrases=[*PHRASES, transcript], mode="both")
+    pcm = FileSource(shared_dir / "audio" / "ko-read" / "picovoice_leopard_test_ko.wav").pcm
+    stream = recognizer.open_stream()
+    for i in range(0, len(pcm), 640):
+        stream.feed(pcm[i : i + 640])
+    final = stream.finalize()
+    assert final.source == "grammar"
+    assert agreement(final.text, transcript) >= 0.9
+    assert all(w.confidence >= 0.7 for w in final.words)
+
+
+def test_real_speech_whose_phrase_is_in_the_grammar_commits_early(shared_dir, vosk_model):
+    """The command path end to end: the phrase-constrained pass carries the sentence, the
+    pause flush aligns its last word, and the commit comes before the final result."""
+    transcript = "그는 이리저리 피하면서 길 한 옆으로 걸어갔다"
+    recognizer = VoskRecognizer(vosk_model, phrases=[*PHRASES, transcript], mode="both")
+
+    class Sentence:
+        def match(self, text):
+            if agreement(text, transcript) < 0.9:
+                return None
+            return IntentMatch("Sentence", {}, 1.0, "", text)
+
+        def is_closed(self, text):
+            return text.endswith("다")
+
+    clock = ReplayClock()
+    hearing = build_hearing(Config(), recognizer, Sentence(), clock)
+    source = FileSource(shared_dir / "audio" / "ko-read" / "picovoice_leopard_test_ko.wav")
+    events = list(replay(source.frames(), hearing, clock))
+    order = [type(e) for e in events]
+    (commit,) = [e for e in events if isinstance(e, IntentCommitted)]
+    assert commit.early
+    assert order.index(IntentCommitted) < order.index(SpeechStopped) < order.index(TranscriptFinal)
+    assert not any(isinstance(e, IntentCorrected) for e in events)

@@ -3,6 +3,7 @@
     stream = recognizer.open_stream()
     for frame in frames:
         partial = stream.feed(frame.pcm)     # a Hypothesis when the text changed, else None
+    partial = stream.flush(200)              # a pause began: catch up now (early commit)
     final = stream.finalize()                # the final Hypothesis; the stream is done
 
 A recognizer holds the loaded model (expensive, once per process); a stream is one
@@ -45,6 +46,11 @@ class RecognizerStream(Protocol):
 
     def feed(self, pcm: bytes) -> Hypothesis | None:
         """Accept 16 kHz mono s16le audio; the new partial hypothesis when it changed."""
+        ...
+
+    def flush(self, silence_ms: int) -> Hypothesis | None:
+        """A pause began: catch up as if `silence_ms` of silence had been heard, so the
+        hypothesis reaches the end of speech now; the new partial when it changed."""
         ...
 
     def finalize(self) -> Hypothesis:

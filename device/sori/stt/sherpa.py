@@ -289,6 +289,10 @@ class SherpaStream:
         self._last = text
         return Hypothesis(text)
 
+    def flush(self, silence_ms: int) -> Hypothesis | None:
+        """Silence ahead of time, so the encoder's last chunk covers the end of speech."""
+        return self.feed(bytes(32 * silence_ms))
+
     def finalize(self) -> Hypothesis:
         # Pad with silence so the last chunk reaches the encoder, then close the stream.
         self._stream.accept_waveform(16000, np.zeros(8000, dtype=np.float32))

@@ -153,10 +153,6 @@ class VoskRecognizer:
         else:
             rec = vosk.KaldiRecognizer(self.model, 16000)
         rec.SetWords(True)
-        # Word-aligned partials carry confidences but drop the newest words (they have no
-        # alignment yet), which delays the free-form partial by up to a second; only the
-        # grammar pass, whose partials need the confidence gate, pays that price.
-        rec.SetPartialWords(kind == "grammar")
         return rec
 
     def open_stream(self) -> VoskStream:
@@ -187,25 +183,55 @@ def choose(
 
 
 class _Pass:
-    """One KaldiRecognizer over one utterance; vosk's own endpoints become segments."""
+    """One KaldiRecognizer over one utterance; vosk's own endpoints become segments.
 
-    def __init__(self, rec: Any, source: str) -> None:
+    Partial text comes from plain partial results, which are up to date. Word-aligned
+    partials (`SetPartialWords`) carry confidences but leave out the newest words until
+    their end has been heard, which delays them by up to a second; so only a pass that
+    needs confidences (`scored`, the grammar pass) asks for them, and a word not aligned
+    yet counts as unsure (confidence 0) until it is.
+    """
+
+    def __init__(self, rec: Any, source: str, scored: bool = False) -> None:
         self.rec = rec
         self.source = source
+        self.scored = scored
         self.done: list[Word] = []
         self.partial: list[Word] = []
+        self._text = ""
 
     def feed(self, pcm: bytes) -> None:
         if self.rec.AcceptWaveform(pcm):
             self.done += _words(json.loads(self.rec.Result()).get("result"))
-            self.partial = []
-        else:
-            found = json.loads(self.rec.PartialResult())
-            self.partial = _words(found.get("partial_result"), found.get("partial", ""))
+            self.partial, self._text = [], ""
+            return
+        text = json.loads(self.rec.PartialResult()).get("partial", "")
+        unsure = any(w.confidence == 0.0 for w in self.partial)
+        if text != self._text or (self.scored and unsure):
+            self._text = text
+            self.partial = self._scored(text) if self.scored else [Word(w) for w in text.split()]
+
+    def _scored(self, text: str) -> list[Word]:
+        self.rec.SetPartialWords(True)
+        try:
+            aligned = json.loads(self.rec.PartialResult()).get("partial_result") or []
+        finally:
+            self.rec.SetPartialWords(False)
+        words = text.split()
+        return [
+            Word(w, float(aligned[i].get("conf", 0.0)))
+            if i < len(aligned) and aligned[i].get("word") == w
+            else Word(w, 0.0)
+            for i, w in enumerate(words)
+        ]
+
+    def cut(self) -> None:
+        """End vosk's segment here: its words get their confidences now."""
+        self.done += _words(json.loads(self.rec.FinalResult()).get("result"))
+        self.partial, self._text = [], ""
 
     def finish(self) -> Hypothesis:
-        self.done += _words(json.loads(self.rec.FinalResult()).get("result"))
-        self.partial = []
+        self.cut()
         return self.hypothesis()
 
     def hypothesis(self) -> Hypothesis:
@@ -226,7 +252,7 @@ class VoskStream:
     def __init__(self, recognizer: VoskRecognizer) -> None:
         self._r = recognizer
         self._passes = [
-            _Pass(rec, src)
+            _Pass(rec, src, scored=src == "grammar")
             for rec, src in ((recognizer._free, "free"), (recognizer._gram, "grammar"))
             if rec is not None
         ]
@@ -240,6 +266,20 @@ class VoskStream:
     def feed(self, pcm: bytes) -> Hypothesis | None:
         for p in self._passes:
             p.feed(pcm)
+        return self._changed()
+
+    def flush(self, silence_ms: int) -> Hypothesis | None:
+        """The free-form pass hears `silence_ms` of silence ahead of time (its decoder
+        shows the last words only some way after they were spoken); the grammar pass ends
+        its segment, so every word it heard gets a confidence for the gate."""
+        for p in self._passes:
+            if p.scored:
+                p.cut()
+            else:
+                p.feed(bytes(32 * silence_ms))
+        return self._changed()
+
+    def _changed(self) -> Hypothesis | None:
         hyp = self._pick([p.hypothesis() for p in self._passes])
         if hyp.text == self._last:
             return None
