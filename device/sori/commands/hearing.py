@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from sori.audio.format import FRAME_MS_CHOICES
 from sori.clock import Clock
 from sori.config import Config, SttConfig
 from sori.errors import ConfigError
@@ -57,6 +58,8 @@ def build_recognizer(stt: SttConfig, phrases: list[str]) -> SpeechRecognizer:
 
 
 def endpoint_settings(config: Config) -> EndpointSettings:
+    if config.audio.frame_ms not in FRAME_MS_CHOICES:
+        raise ConfigError(f"audio.frame_ms must be 10, 20 or 30, got {config.audio.frame_ms}")
     return EndpointSettings(
         frame_ms=config.audio.frame_ms,
         start_ms=config.vad.start_ms,
