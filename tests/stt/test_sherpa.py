@@ -35,8 +35,10 @@ DRIVE = textwrap.dedent(
                                check_in_subprocess=False)
         stream = rec.open_stream()
         partials = [h.text for i in range(0, len(pcm), 640) if (h := stream.feed(pcm[i:i + 640]))]
+        flushed = stream.flush(200)
         out[name] = {
             "partials": partials,
+            "flushed": flushed.text if flushed else None,
             "final": stream.finalize().text,
             "skipped": list(rec.hotwords.skipped) if rec.hotwords else [],
         }
@@ -76,6 +78,9 @@ def test_hotwords_bias_decoding_towards_the_phrases(driven):
     # partial hypotheses arrive while the audio streams in, and grow
     assert len(biased["partials"]) >= 2
     assert biased["partials"][0] != biased["partials"][-1]
+    # a flush decodes silence ahead of time: the hypothesis grows, the final extends it
+    assert biased["flushed"].startswith(biased["partials"][-1])
+    assert biased["final"].startswith(biased["flushed"])
 
 
 def test_unencodable_hotwords_are_reported(driven, tiny_model, tmp_path):

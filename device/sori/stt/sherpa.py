@@ -104,6 +104,9 @@ class Hotwords:
     """Encodable phrases separated by "/", as `create_stream` takes them."""
     bpe_vocab: str
     """The bpe.vocab file written from bpe.model."""
+    file: str
+    """The same phrases one per line, as `hotwords_file` takes them: the recognizer builds
+    its biasing graph once, not per stream."""
     phrases: tuple[str, ...]
     """The phrases kept."""
     skipped: tuple[str, ...]
@@ -154,7 +157,9 @@ def prepare_hotwords(
             len(skipped),
             " / ".join(list(skipped)[:10]),
         )
-    return Hotwords("/".join(kept), str(vocab), tuple(kept), tuple(skipped))
+    listing = Path(cache_dir) / "hotwords.txt"
+    listing.write_text("".join(f"{p}\n" for p in kept), encoding="utf-8")
+    return Hotwords("/".join(kept), str(vocab), str(listing), tuple(kept), tuple(skipped))
 
 
 def probe(files: SherpaModelFiles, model_type: str, timeout_s: float = 60.0) -> None:
@@ -202,6 +207,7 @@ def _load(
             decoding_method="modified_beam_search",
             modeling_unit="bpe",
             bpe_vocab=hotwords.bpe_vocab,
+            hotwords_file=hotwords.file,
             hotwords_score=hotwords_score,
             max_active_paths=max_active_paths,
         )
@@ -255,14 +261,9 @@ class SherpaRecognizer:
         self._rec = _load(
             files, model_type, threads, provider, use, hotwords_score, max_active_paths
         )
-        self._hotwords_text = use.text if use else None
 
     def open_stream(self) -> SherpaStream:
-        if self._hotwords_text:
-            stream = self._rec.create_stream(self._hotwords_text)
-        else:
-            stream = self._rec.create_stream()
-        return SherpaStream(self._rec, stream)
+        return SherpaStream(self._rec, self._rec.create_stream())
 
 
 class SherpaStream:
