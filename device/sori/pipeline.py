@@ -156,7 +156,6 @@ class Hearing:
         )
         self._turn: _Turn | None = None
         self._matches: dict[str, Any] = {}
-        self._vad_ns = 0
 
     @property
     def in_speech(self) -> bool:
@@ -170,10 +169,10 @@ class Hearing:
         vad_ns = time.perf_counter_ns() - started
         if self._turn is None:
             self._ring.push(frame)
-            self._vad_ns += vad_ns
             if isinstance(boundary, SpeechStarted):
                 events.append(boundary)
                 self._open(boundary)
+                self._turn.busy_ns["vad"] += vad_ns
                 for buffered in self._ring.drain():
                     self._feed(buffered, events)
                 self._check_early(events)
@@ -209,8 +208,6 @@ class Hearing:
         stream = self.recognizer.open_stream()
         self._turn = _Turn(started.utterance_id, stream, started.audio_start_ns)
         self._turn.busy_ns["stt"] += time.perf_counter_ns() - t0
-        self._turn.busy_ns["vad"] += self._vad_ns
-        self._vad_ns = 0
 
     def _feed(self, frame: AudioFrame, events: list[Event]) -> None:
         turn = self._turn
