@@ -87,3 +87,18 @@ def test_help_lists_the_subcommands():
     assert done.returncode == 0
     for command in ("intent", "conformance", "demo"):
         assert command in done.stdout
+
+
+def test_fixtures_give_the_home(shared_dir):
+    fixtures = shared_dir / "conformance" / "ha-intents-ko" / "_fixtures.yaml"
+    done = sori("intent", "--fixtures", str(fixtures), "--json", "침실 커튼 열어 줘")
+    answer = json.loads(done.stdout)
+    assert answer["intent"] == "HassTurnOn"
+    assert answer["slots"]["name"] == "침실 커튼"
+    assert answer["slots"]["domain"] == "cover"
+
+
+def test_missing_fixtures_file_exits_2(tmp_path):
+    done = sori("intent", "--fixtures", str(tmp_path / "nope.yaml"), "불 켜")
+    assert done.returncode == 2
+    assert "nope.yaml: file not found" in done.stderr
