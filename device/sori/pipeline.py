@@ -244,14 +244,12 @@ class Hearing:
 
     def _check_early(self, events: list[Event]) -> None:
         turn = self._turn
-        silence_ns = self.endpointer.trailing_silence_ns
-        gate_ns = self.commit.silence_ms * MS
-        # Catch the recognizer up one frame before the gate opens, so that its hypothesis
-        # is ready when the silence is long enough to commit.
-        lead_ns = max(gate_ns - self.endpoint.frame_ms * MS, 1)
-        if turn is None or turn.committed is not None or not self.commit.early:
-            return
-        if silence_ns < lead_ns:
+        if (
+            turn is None
+            or turn.committed is not None
+            or not self.commit.early
+            or self.endpointer.trailing_silence_ns < self.commit.silence_ms * MS
+        ):
             return
         found, closed = self._match(turn, turn.partial)
         # Flush once per pause when nothing can be committed yet: the hypothesis may lag
@@ -268,7 +266,7 @@ class Hearing:
             turn.flushes += 1
             self._flush(turn, events)
             found, closed = self._match(turn, turn.partial)
-        if not turn.partial or silence_ns < gate_ns:
+        if not turn.partial:
             return
         if found is None or not closed or found.confidence < self.commit.min_confidence:
             return
