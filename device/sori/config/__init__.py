@@ -1,0 +1,258 @@
+"""Configuration: one TOML file, parsed and validated once into frozen dataclasses.
+
+Lookup order: `--config`, then `$SORI_CONFIG`, then `./sori.toml`,
+`~/.config/sori/sori.toml`, `/etc/sori/sori.toml`. No file at all means the embedded
+defaults. Every error names the offending key (`stt.vosk.model`) and what is wrong.
+
+Each section is a dataclass; a field's type is its schema. To add a key, add a field
+with a default and a docstring in `sections.py`; `schema.build` does the checking.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sori.config.schema import build
+from sori.config.sections import (
+    ActionsConfig,
+    AreaConfig,
+    AudioConfig,
+    CommitConfig,
+    DaemonConfig,
+    DeviceConfig,
+    EdgeConfig,
+    EdgeEndpointConfig,
+    EspeakTtsConfig,
+    HomeAssistantConfig,
+    HomeConfig,
+    HttpConfig,
+    IntentsConfig,
+    LlmConfig,
+    MqttConfig,
+    PiperTtsConfig,
+    RouterConfig,
+    ShellConfig,
+    SherpaConfig,
+    SttConfig,
+    TtsConfig,
+    VadConfig,
+    VitsTtsConfig,
+    VoskConfig,
+    WebhookConfig,
+)
+from sori.errors import ConfigError
+
+__all__ = [
+    "ActionsConfig",
+    "AreaConfig",
+    "AudioConfig",
+    "CommitConfig",
+    "Config",
+    "DaemonConfig",
+    "DeviceConfig",
+    "EXAMPLE_CONFIG",
+    "EdgeConfig",
+    "EdgeEndpointConfig",
+    "EspeakTtsConfig",
+    "HomeAssistantConfig",
+    "HomeConfig",
+    "HttpConfig",
+    "IntentsConfig",
+    "LlmConfig",
+    "MqttConfig",
+    "PiperTtsConfig",
+    "RouterConfig",
+    "SEARCH_PATHS",
+    "ShellConfig",
+    "SherpaConfig",
+    "SttConfig",
+    "TtsConfig",
+    "VadConfig",
+    "VitsTtsConfig",
+    "VoskConfig",
+    "WebhookConfig",
+    "find_config",
+    "load_config",
+    "parse_config",
+]
+
+
+@dataclass(frozen=True)
+class Config:
+    home: HomeConfig = field(default_factory=HomeConfig)
+    """The home: areas, devices and where the speaker stands."""
+    intents: IntentsConfig = field(default_factory=IntentsConfig)
+    """Preset intent matching."""
+    audio: AudioConfig = field(default_factory=AudioConfig)
+    """Audio input."""
+    vad: VadConfig = field(default_factory=VadConfig)
+    """Voice activity detection and endpointing."""
+    stt: SttConfig = field(default_factory=SttConfig)
+    """Streaming speech-to-text."""
+    commit: CommitConfig = field(default_factory=CommitConfig)
+    """Early commit of preset intents."""
+    llm: LlmConfig = field(default_factory=LlmConfig)
+    """The local language model (llama.cpp)."""
+    router: RouterConfig = field(default_factory=RouterConfig)
+    """Which tier answers a turn: budgets, thresholds, escalation rules."""
+    edge: EdgeConfig = field(default_factory=EdgeConfig)
+    """Edge servers (vLLM, OpenAI-compatible) for questions that need reasoning."""
+    tts: TtsConfig = field(default_factory=TtsConfig)
+    """Text-to-speech voices and the fixed-reply cache."""
+    actions: ActionsConfig = field(default_factory=ActionsConfig)
+    """How intents act: the default handler and deadlines."""
+    mqtt: MqttConfig = field(default_factory=MqttConfig)
+    """MQTT broker for the "mqtt" handler."""
+    home_assistant: HomeAssistantConfig = field(default_factory=HomeAssistantConfig)
+    """Home Assistant REST API for the "home_assistant" handler."""
+    webhook: WebhookConfig = field(default_factory=WebhookConfig)
+    """HTTP webhook for the "webhook" handler."""
+    shell: ShellConfig = field(default_factory=ShellConfig)
+    """Allow-listed programs for the "shell" handler."""
+    http: HttpConfig = field(default_factory=HttpConfig)
+    """The local HTTP API of `sori run`."""
+    daemon: DaemonConfig = field(default_factory=DaemonConfig)
+    """The `sori run` service: barge-in, logging."""
+    source: str = ""
+    """Path of the file this config came from; empty for the embedded defaults."""
+
+
+# The commented example shipped beside the package (device/sori.example.toml).
+EXAMPLE_CONFIG = Path(__file__).resolve().parents[2] / "sori.example.toml"
+
+SEARCH_PATHS = (
+    Path("sori.toml"),
+    Path("~/.config/sori/sori.toml"),
+    Path("/etc/sori/sori.toml"),
+)
+
+
+def find_config(explicit: str | None = None) -> Path | None:
+    """The config file to use, or None for embedded defaults."""
+    if explicit:
+        path = Path(explicit).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"config file {path} does not exist; check --config")
+        return path
+    env = os.environ.get("SORI_CONFIG")
+    if env:
+        path = Path(env).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"config file {path} (from $SORI_CONFIG) does not exist")
+        return path
+    for candidate in SEARCH_PATHS:
+        path = candidate.expanduser()
+        if path.is_file():
+            return path
+    return None
+
+
+def load_config(explicit: str | None = None) -> Config:
+    """Find, read and validate the config."""
+    path = find_config(explicit)
+    if path is None:
+        return Config()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from None
+    return parse_config(data, source=str(path))
+
+
+def parse_config(data: dict[str, Any], source: str = "") -> Config:
+    """Validate a parsed TOML document into a `Config`."""
+    config = build(Config, {k: v for k, v in data.items() if k != "source"}, "", source)
+    _check_home(config.home, source)
+    _check_edge(config.edge, source)
+    _check_speaking(config, source)
+    return dataclasses.replace(config, source=source)
+
+
+def _check_home(home: HomeConfig, source: str) -> None:
+    where = f"{source}: " if source else ""
+    area_ids = [a.id for a in home.areas]
+    if len(set(area_ids)) != len(area_ids):
+        raise ConfigError(f"{where}home.areas: area ids must be unique")
+    if home.area and home.area not in area_ids:
+        raise ConfigError(f"{where}home.area = {home.area!r} is not one of home.areas' ids")
+    for i, device in enumerate(home.devices):
+        if device.area and device.area not in area_ids:
+            raise ConfigError(
+                f"{where}home.devices[{i}].area = {device.area!r} is not one of home.areas' ids"
+            )
+        if not device.domain and "." not in device.id:
+            raise ConfigError(
+                f"{where}home.devices[{i}]: set domain, or use an entity id like 'light.x'"
+            )
+
+
+def _check_edge(edge: EdgeConfig, source: str) -> None:
+    where = f"{source}: " if source else ""
+    for i, endpoint in enumerate(edge.endpoints):
+        if not endpoint.url.startswith(("http://", "https://")):
+            raise ConfigError(
+                f"{where}edge.endpoints[{i}].url = {endpoint.url!r} must start with http:// or "
+                "https:// (e.g. http://10.0.0.5:8000/v1)"
+            )
+
+
+HANDLERS = ("dry_run", "mqtt", "home_assistant", "webhook", "shell")
+"""Action handler names a device or actions.default_handler may use."""
+TTS_BACKENDS = ("auto", "piper", "vits", "espeak")
+
+
+def _check_speaking(config: Config, source: str) -> None:
+    """Checks of [tts], [actions], [mqtt], [home_assistant], [webhook], [shell], [http]."""
+    where = f"{source}: " if source else ""
+
+    def fail(message: str) -> None:
+        raise ConfigError(f"{where}{message}")
+
+    if config.tts.backend not in TTS_BACKENDS:
+        fail(f"tts.backend = {config.tts.backend!r} must be one of {', '.join(TTS_BACKENDS)}")
+    if config.actions.default_handler not in HANDLERS:
+        fail(
+            f"actions.default_handler = {config.actions.default_handler!r} must be one of "
+            f"{', '.join(HANDLERS)}"
+        )
+    used = {config.actions.default_handler}
+    for i, device in enumerate(config.home.devices):
+        if device.handler and device.handler not in HANDLERS:
+            fail(
+                f"home.devices[{i}].handler = {device.handler!r} must be one of "
+                f"{', '.join(HANDLERS)}"
+            )
+        used.add(device.handler or config.actions.default_handler)
+    if "mqtt" in used and not config.mqtt.url.startswith(("mqtt://", "mqtts://")):
+        fail(f"mqtt.url = {config.mqtt.url!r} must look like mqtt://HOST:PORT")
+    if config.mqtt.qos not in (0, 1, 2):
+        fail(f"mqtt.qos = {config.mqtt.qos} must be 0, 1 or 2")
+    if "home_assistant" in used and not config.home_assistant.url.startswith(
+        ("http://", "https://")
+    ):
+        fail("home_assistant.url must be set (http://HOST:8123) when a device uses it")
+    if "webhook" in used and not config.webhook.url.startswith(("http://", "https://")):
+        fail("webhook.url must be set (http:// or https://) when a device uses it")
+    for program in config.shell.allow:
+        if not program.startswith("/"):
+            fail(f"shell.allow: {program!r} must be an absolute path")
+    for key, argv in config.shell.commands.items():
+        if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
+            fail(f"shell.commands.{key} must be a non-empty list of strings")
+        if argv[0] not in config.shell.allow:
+            fail(f"shell.commands.{key}: {argv[0]!r} is not in shell.allow")
+    if config.http.bind:
+        host, _, port = config.http.bind.rpartition(":")
+        if not host or not port.isdigit() or not 0 <= int(port) < 65536:
+            fail(f"http.bind = {config.http.bind!r} must be HOST:PORT, e.g. 127.0.0.1:8377")
+    if config.daemon.log_format not in ("json", "text"):
+        fail(f"daemon.log_format = {config.daemon.log_format!r} must be json or text")
+    if config.actions.timeout_s <= 0:
+        fail("actions.timeout_s must be above 0")
