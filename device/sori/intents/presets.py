@@ -12,6 +12,7 @@ between two meanings. A wrongly fired device is worse than a fallback.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +22,6 @@ from sori.intents.korean import (
     asks_about,
     canonical,
     is_prohibition,
-    normalize_spoken,
 )
 from sori.intents.korean import is_closed as _is_closed
 from sori.intents.matcher import AMBIGUITY_MARGIN, Candidate, match_exact, match_fuzzy
@@ -94,17 +94,26 @@ class Presets:
             return None
         # "켜지 마" is never a command; only "신경 쓰지 마" (never mind) may match.
         prohibited = is_prohibition(spoken.text)
-        for variant in (spoken, *self._without_skip_words(text), *_post_posed(text)):
+        for variant in self._readings(spoken):
             found = self._best(variant, match_exact(self.root, variant.text, self.lists.get))
             if found and (not prohibited or found[1] == NEVERMIND):
                 return self._result(text, *found, confidence=1.0)
         return None if prohibited else self._fuzzy(text, spoken)
 
-    def _without_skip_words(self, text: str) -> list[Canonical]:
-        """The utterance without the packs' skip words ("please"), if it had any."""
-        words = normalize_spoken(text).split()
+    def _readings(self, spoken: Canonical) -> Iterator[Canonical]:
+        """The utterance as heard; then without the packs' skip words ("please"); then
+        with a post-posed object moved to the front (켜줘 거실 불 → 거실 불 켜줘: Korean
+        allows the object after the verb), one reading per split after a closed verb form
+        within the first three words. Lazy: most utterances match as heard.
+        """
+        yield spoken
+        words = spoken.spoken.split()
         kept = [w for w in words if w not in self.skip_words]
-        return [canonical(" ".join(kept))] if kept and len(kept) < len(words) else []
+        if kept and len(kept) < len(words):
+            yield canonical(" ".join(kept))
+        for i in range(1, min(len(words), 4)):
+            if _is_closed(words[i - 1]):
+                yield canonical(" ".join(words[i:] + words[:i]))
 
     def _fuzzy(self, text: str, spoken: Canonical) -> IntentMatch | None:
         length = len(spoken.text)
@@ -204,16 +213,3 @@ class Presets:
     def intent_names(self) -> list[str]:
         """Every intent some pack can produce."""
         return sorted({block.intent for block in self.blocks})
-
-
-def _post_posed(text: str) -> list[Canonical]:
-    """ "켜줘 거실 불" → "거실 불 켜줘": Korean allows the object after the verb.
-
-    Each split after a closed verb form within the first three words is one reading.
-    """
-    words = normalize_spoken(text).split()
-    return [
-        canonical(" ".join(words[i:] + words[:i]))
-        for i in range(1, min(len(words), 4))
-        if _is_closed(words[i - 1])
-    ]
