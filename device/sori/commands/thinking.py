@@ -51,9 +51,7 @@ def intent_names(presets: Presets) -> list[str]:
 
     The one place that decides this, so the source can change without touching the tiers.
     """
-    names = getattr(presets, "intent_names", None)
-    found = list(names()) if callable(names) else []
-    return found or sorted(INTENT_SLOTS)
+    return presets.intent_names() or sorted(INTENT_SLOTS)
 
 
 _SLOT_REFERENCE = re.compile(r"\{([A-Za-z][\w]*)(?::([A-Za-z][\w]*))?\}")
@@ -63,7 +61,7 @@ def intent_slots(presets: Presets) -> dict[str, tuple[str, ...]]:
     """Slots of each intent as the packs use them ({area}, {name}, {brightness}, fixed slots),
     plus those Home Assistant's intent takes; hidden lists ({_light}) are not slots."""
     found: dict[str, dict[str, None]] = {}
-    for block in getattr(presets, "blocks", ()) or ():
+    for block in presets.blocks:
         names = found.setdefault(block.intent, {})
         for template in block.templates:
             for match in _SLOT_REFERENCE.finditer(template):

@@ -53,7 +53,6 @@ def home_lists(home: Home) -> dict[str, SlotList]:
 
 
 def compile_pack(pack: Pack, home: Home, fuzzy_threshold: float | None) -> Presets:
-    started = time.perf_counter()
     lists: dict[str, SlotList] = {}
     for name, spec in pack.lists.items():
         try:
@@ -82,7 +81,6 @@ def compile_pack(pack: Pack, home: Home, fuzzy_threshold: float | None) -> Prese
         skip_words=frozenset(normalize_spoken(w) for w in pack.skip_words),
         fuzzy_threshold=fuzzy_threshold,
         template_count=count,
-        compile_seconds=time.perf_counter() - started,
     )
 
 

@@ -41,7 +41,6 @@ class TextList:
 
     def __init__(self, entries: list[tuple[str, ListValue]], samples: list[str] = ()) -> None:
         self.root: dict = {}
-        self.size = 0
         self.samples = list(dict.fromkeys(samples))
         """Spoken forms of the values, for speech-recognition vocabularies."""
         for text, value in entries:
@@ -53,7 +52,6 @@ class TextList:
             values = node.setdefault(_END, [])
             if value not in values:
                 values.append(value)
-                self.size += 1
 
     def matches(self, text: str, pos: int) -> Iterator[tuple[int, ListValue]]:
         node = self.root
