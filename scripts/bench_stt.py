@@ -39,6 +39,7 @@ from sori.commands.replay import replay_source  # noqa: E402
 from sori.config import parse_config  # noqa: E402
 from sori.intents import IntentMatch, load_presets  # noqa: E402
 from sori.stt.vosk import VoskRecognizer, agreement, load_model  # noqa: E402
+from sori.testing import character_errors  # noqa: E402
 
 PHRASES = [
     "거실 불 켜 줘",
@@ -59,16 +60,6 @@ def clips(folder: Path) -> list[tuple[Path, str]]:
     return [(folder / r["file"], r["transcript"]) for r in rows]
 
 
-def edits(ref: str, hyp: str) -> int:
-    ref, hyp = ref.replace(" ", ""), hyp.replace(" ", "")
-    row = list(range(len(hyp) + 1))
-    for i, r in enumerate(ref, 1):
-        prev, row[0] = row[0], i
-        for j, h in enumerate(hyp, 1):
-            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (r != h))
-    return row[-1]
-
-
 def measure_rtf(name: str, recognizer, data: list[tuple[Path, str]]) -> dict:
     busy = audio = errors = chars = 0.0
     for path, transcript in data:
@@ -80,8 +71,8 @@ def measure_rtf(name: str, recognizer, data: list[tuple[Path, str]]) -> dict:
         text = stream.finalize().text
         busy += time.perf_counter() - started
         audio += len(pcm) / 2 / 16000
-        errors += edits(transcript, text)
-        chars += len(transcript.replace(" ", ""))
+        wrong, length = character_errors(transcript, text)
+        errors, chars = errors + wrong, chars + length
     return {"backend": name, "rtf": busy / audio, "cer": errors / chars, "audio_s": audio}
 
 

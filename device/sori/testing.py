@@ -130,3 +130,17 @@ def run_frames(hearing: Hearing, frames: Iterable[AudioFrame], clock=None) -> li
 
 def kinds(events: Iterable[Event]) -> list[type]:
     return [type(e) for e in events]
+
+
+def character_errors(reference: str, hypothesis: str) -> tuple[int, int]:
+    """(edits, reference length) with spaces ignored: the parts of a character error rate.
+
+    Korean STT splits and merges words freely, so spacing is not counted as an error.
+    """
+    ref, hyp = reference.replace(" ", ""), hypothesis.replace(" ", "")
+    row = list(range(len(hyp) + 1))
+    for i, r in enumerate(ref, 1):
+        prev, row[0] = row[0], i
+        for j, h in enumerate(hyp, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (r != h))
+    return row[-1], len(ref)

@@ -23,6 +23,7 @@ from sori.stt.vosk import (
     load_model,
     split_known,
 )
+from sori.testing import character_errors
 
 PHRASES = [
     "거실 불 켜 줘",
@@ -46,20 +47,9 @@ def recognizer(vosk_model):
     return VoskRecognizer(vosk_model, phrases=PHRASES, mode="both")
 
 
-def cer(reference: str, hypothesis: str) -> tuple[int, int]:
-    """(edits, reference length), spaces ignored."""
-    ref, hyp = reference.replace(" ", ""), hypothesis.replace(" ", "")
-    row = list(range(len(hyp) + 1))
-    for i, r in enumerate(ref, 1):
-        prev, row[0] = row[0], i
-        for j, h in enumerate(hyp, 1):
-            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (r != h))
-    return row[-1], len(ref)
-
-
 def test_cer_helper():
-    assert cer("거실 불", "거실불") == (0, 3)
-    assert cer("가나다", "가다") == (1, 3)
+    assert character_errors("거실 불", "거실불") == (0, 3)
+    assert character_errors("가나다", "가다") == (1, 3)
 
 
 def test_real_korean_speech_replayed_through_the_pipeline_cer_at_most_026(shared_dir, recognizer):
@@ -79,7 +69,7 @@ def test_real_korean_speech_replayed_through_the_pipeline_cer_at_most_026(shared
         records = replay_source(FileSource(folder / row["file"]), Config(), recognizer, Nothing())
         assert records, row["file"]
         heard = " ".join(r["transcript"] for r in records)
-        e, n = cer(row["transcript"], heard)
+        e, n = character_errors(row["transcript"], heard)
         edits, total = edits + e, total + n
     assert edits / total <= 0.26, f"CER {edits / total:.3f}"
 
