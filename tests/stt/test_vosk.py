@@ -10,6 +10,7 @@ from sori.audio.sources import FileSource
 from sori.commands.hearing import build_hearing
 from sori.commands.replay import replay_source
 from sori.config import Config
+from sori.config.sections import VoskConfig
 from sori.errors import ModelError
 from sori.events import IntentCommitted, IntentCorrected, SpeechStopped, TranscriptFinal
 from sori.intents import IntentMatch
@@ -22,6 +23,7 @@ from sori.stt.vosk import (
     compile_grammar,
     load_model,
     split_known,
+    tuned_view,
 )
 from sori.testing import character_errors
 
@@ -39,7 +41,7 @@ PHRASES = [
 
 @pytest.fixture(scope="session")
 def vosk_model():
-    return load_model()
+    return load_model(chunk_ms=VoskConfig().chunk_ms)  # as the daemon loads it
 
 
 @pytest.fixture(scope="session")
@@ -121,6 +123,36 @@ def test_missing_model_names_the_package(tmp_path):
         load_model(tmp_path)
 
 
+def test_tuned_view_links_the_model_and_sets_the_chunk_size(tmp_path):
+    model = tmp_path / "model"
+    for part in ("am", "graph", "conf"):
+        (model / part).mkdir(parents=True)
+    (model / "am" / "final.mdl").write_bytes(b"mdl")
+    (model / "conf" / "mfcc.conf").write_text("--num-ceps=40\n")
+    (model / "conf" / "model.conf").write_text("--beam=10.0\n--frames-per-chunk=51\n")
+    scratch = tmp_path / "view"
+    scratch.mkdir()
+    view = tuned_view(model, scratch, 60)
+    assert view == scratch
+    assert (view / "am" / "final.mdl").read_bytes() == b"mdl"
+    assert (view / "conf" / "mfcc.conf").read_text() == "--num-ceps=40\n"
+    assert (view / "conf" / "model.conf").read_text().split() == [
+        "--beam=10.0",
+        "--frames-per-chunk=6",
+    ]
+    assert (model / "conf" / "model.conf").read_text().count("51") == 1  # the model untouched
+
+
+def test_tuned_view_leaves_a_flat_model_as_it_is(tmp_path):
+    (tmp_path / "final.mdl").write_bytes(b"mdl")
+    assert tuned_view(tmp_path, tmp_path / "unused", 60) == tmp_path
+
+
+def test_negative_chunk_is_a_config_error(vosk_model):
+    with pytest.raises(Exception, match="stt.vosk.chunk_ms"):
+        VoskRecognizer(vosk_model, chunk_ms=-10)
+
+
 def test_bad_mode_is_a_config_error(vosk_model):
     with pytest.raises(Exception, match="stt.vosk.mode"):
         VoskRecognizer(vosk_model, mode="fast")
@@ -137,6 +169,40 @@ def test_a_phrase_in_the_grammar_is_recognized_through_the_grammar_pass(shared_d
     assert final.source == "grammar"
     assert agreement(final.text, transcript) >= 0.9
     assert all(w.confidence >= 0.7 for w in final.words)
+
+
+def test_a_flush_scores_the_grammar_pass_and_speech_after_it_still_makes_one_phrase(
+    shared_dir, vosk_model
+):
+    """A pause mid-command: the flush cuts the phrase-constrained pass so its words get
+    confidences at once; when the speech goes on, the cut is undone instead of starting a
+    new phrase in the middle of one."""
+    transcript = "그는 이리저리 피하면서 길 한 옆으로 걸어갔다"
+    recognizer = VoskRecognizer(vosk_model, phrases=[*PHRASES, transcript], mode="grammar")
+    pcm = FileSource(shared_dir / "audio" / "ko-read" / "picovoice_leopard_test_ko.wav").pcm
+    pause = 32 * 2_500  # 2.5 s in, after 길
+    stream = recognizer.open_stream()
+    for i in range(0, pause, 640):
+        stream.feed(pcm[i : i + 640])
+    flushed = stream.flush(120)
+    assert flushed is not None and flushed.source == "grammar"
+    assert all(w.confidence >= 0.7 for w in flushed.words)
+    assert transcript.replace(" ", "").startswith(flushed.text.replace(" ", ""))
+    for i in range(pause, len(pcm), 640):
+        stream.feed(pcm[i : i + 640])
+    final = stream.finalize()
+    assert final.source == "grammar"
+    assert agreement(final.text, transcript) >= 0.9
+
+
+def test_the_configured_chunk_size_reaches_the_decoder(shared_dir, vosk_model):
+    """Partials can change only when a chunk has been evaluated: with the model's own
+    200 ms chunks they are at least 200 ms apart, with 60 ms chunks some come closer."""
+    pcm = FileSource(shared_dir / "audio" / "ko-read" / "picovoice_leopard_test_ko.wav").pcm
+    stream = VoskRecognizer(vosk_model, mode="free").open_stream()
+    changed_ms = [i // 32 for i in range(0, len(pcm) - 639, 640) if stream.feed(pcm[i : i + 640])]
+    assert len(changed_ms) >= 5
+    assert min(b - a for a, b in zip(changed_ms, changed_ms[1:], strict=False)) < 100
 
 
 def test_real_speech_whose_phrase_is_in_the_grammar_commits_early(shared_dir, vosk_model):

@@ -31,6 +31,7 @@ def build_recognizer(stt: SttConfig, phrases: list[str]) -> SpeechRecognizer:
             mode=v.mode,
             min_word_confidence=v.min_word_confidence,
             min_agreement=v.min_agreement,
+            chunk_ms=v.chunk_ms,
         )
     if stt.backend == "sherpa":
         from sori.stt.sherpa import SherpaModelFiles, SherpaRecognizer

@@ -3,7 +3,7 @@
     stream = recognizer.open_stream()
     for frame in frames:
         partial = stream.feed(frame.pcm)     # a Hypothesis when the text changed, else None
-    partial = stream.flush(200)              # a pause began: catch up now (early commit)
+    partial = stream.flush(120)              # a pause began: catch up now (early commit)
     final = stream.finalize()                # the final Hypothesis; the stream is done
 
 A recognizer holds the loaded model (expensive, once per process); a stream is one
@@ -50,7 +50,9 @@ class RecognizerStream(Protocol):
 
     def flush(self, silence_ms: int) -> Hypothesis | None:
         """A pause began: catch up as if `silence_ms` of silence had been heard, so the
-        hypothesis reaches the end of speech now; the new partial when it changed."""
+        hypothesis reaches the end of speech now; the new partial when it changed. The
+        pause may be only a gap between words: audio fed afterwards must carry on the same
+        utterance as if the pause had been `silence_ms` long."""
         ...
 
     def finalize(self) -> Hypothesis:

