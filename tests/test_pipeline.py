@@ -220,7 +220,9 @@ def test_without_flush_the_commit_waits_for_the_recognizer():
 
 def test_free_speech_that_matches_nothing_is_flushed_once_per_pause():
     clock = FakeClock()
-    hearing = hearing_for([([Cue(300, "오늘 날씨가 참")], "오늘 날씨가 참 좋다")], clock)
+    hearing = hearing_for(
+        [([Cue(300, "오늘 날씨가 참")], "오늘 날씨가 참 좋다")], clock, flush_ms=200
+    )
     run_frames(hearing, tone_frames(SPEECH), clock)
     stream = hearing.recognizer.streams[0]
     assert stream.feeds.count(6_400) == 1  # one 200 ms flush
@@ -238,3 +240,17 @@ def test_an_unclosed_command_is_flushed_up_to_flush_steps_times():
     # padding replaced real silence one for one: the total fed is unchanged
     assert abs(stream.fed_ms - 1_300) <= 20
     assert [e.early for e in of(events, IntentCommitted)] == [False]
+
+
+def test_the_flush_runs_on_the_first_silent_frame_and_the_commit_when_the_gate_opens():
+    clock = FakeClock()
+    hearing = hearing_for(
+        [([Cue(1_000, "거실 불 켜 줘")], "거실 불 켜 줘")], clock, silence_ms=40, flush_ms=200
+    )
+    events = run_frames(hearing, tone_frames(SPEECH), clock)
+    stream = hearing.recognizer.streams[0]
+    # pre-roll and speech (0.1-1.0 s) in 20 ms frames, one silent frame, then the flush
+    assert stream.feeds[: stream.feeds.index(6_400) + 1] == [640] * 46 + [6_400]
+    (closed,) = [e for e in of(events, TranscriptPartial) if e.text == "거실 불 켜 줘"]
+    assert closed.t_ns == 1_020 * MS  # caught up while the silence gate was still shut
+    assert of(events, IntentCommitted)[0].t_ns == 1_040 * MS

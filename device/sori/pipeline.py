@@ -26,11 +26,13 @@ and the endpointer has heard `silence_ms` of trailing silence, the intent is com
 once (`IntentCommitted(early=True)`) instead of after the recognizer's final result. If
 the final transcript then means something else, `IntentCorrected` follows.
 
-Streaming recognizers show a word only some way after it was spoken (vosk: up to a few
-hundred milliseconds). So when a pause begins and nothing can be committed yet, the
-pipeline asks the recognizer to catch up as if `flush_ms` of silence had been heard
-(`RecognizerStream.flush`), and skips as much of the real silence that follows; again
-(at most `flush_steps` times per pause) while the partial is empty or an unclosed command.
+Streaming recognizers show a word only some way after it was spoken (vosk: up to its
+chunk size plus the acoustic model's right context). So on the first silent frame of a
+pause, when nothing can be committed yet, the pipeline asks the recognizer to catch up as
+if `flush_ms` of silence had been heard (`RecognizerStream.flush`), and skips as much of
+the real silence that follows; again (at most `flush_steps` times per pause) while the
+partial is empty or an unclosed command. The flush thus runs while the silence gate is
+still closed, and the commit usually comes on the frame that opens it.
 """
 
 from __future__ import annotations
@@ -85,7 +87,7 @@ class CommitSettings:
     """Least preset match confidence for an early commit, in [0, 1]."""
     flush_steps: int = 2
     """How many times a pause may be flushed while no commit is possible yet."""
-    flush_ms: int = 200
+    flush_ms: int = 120
     """Silence fed to the recognizer ahead of time when a pause begins while the partial is
     empty or an unclosed command, in milliseconds, so a chunked decoder shows its hypothesis
     up to the end of speech at once; the same amount of real silence that follows is then
@@ -244,17 +246,13 @@ class Hearing:
 
     def _check_early(self, events: list[Event]) -> None:
         turn = self._turn
-        if (
-            turn is None
-            or turn.committed is not None
-            or not self.commit.early
-            or self.endpointer.trailing_silence_ns < self.commit.silence_ms * MS
-        ):
+        silence_ns = self.endpointer.trailing_silence_ns
+        if turn is None or turn.committed is not None or not self.commit.early or not silence_ns:
             return
         found, closed = self._match(turn, turn.partial)
-        # Flush once per pause when nothing can be committed yet: the hypothesis may lag
-        # behind the speech. Flush again only while it is empty or a command whose closing
-        # word has not appeared.
+        # A pause began. Flush at once when nothing can be committed yet, so the hypothesis
+        # has caught up by the time the silence gate opens. Flush again only while it is
+        # empty or a command whose closing word has not appeared.
         committable = found is not None and closed
         lagging = not turn.partial or (found is not None and not closed)
         if (
@@ -266,7 +264,7 @@ class Hearing:
             turn.flushes += 1
             self._flush(turn, events)
             found, closed = self._match(turn, turn.partial)
-        if not turn.partial:
+        if silence_ns < self.commit.silence_ms * MS or not turn.partial:
             return
         if found is None or not closed or found.confidence < self.commit.min_confidence:
             return

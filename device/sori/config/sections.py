@@ -150,7 +150,7 @@ class CommitConfig:
     """Trailing silence after which a closed, complete partial is committed, in milliseconds."""
     min_confidence: float = 0.9
     """Minimum preset match confidence for an early commit."""
-    flush_ms: int = 200
+    flush_ms: int = 120
     """Silence fed to the recognizer ahead of time when a pause begins while the partial is
     empty or an unclosed command, so it reaches the end of speech at once, in milliseconds;
     0 = off."""
