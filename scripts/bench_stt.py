@@ -6,7 +6,8 @@ commit latency through the whole pipeline.
     .venv/bin/python scripts/bench_stt.py --sherpa-dir DIR   # also a sherpa-onnx model
 
 1. RTF: each clip of ../shared/audio/ko-read is fed in 20 ms frames straight to a
-   recognizer stream; RTF = processing time / audio length. Also CER (spaces ignored).
+   recognizer stream; RTF = processing time / audio length, also as CPU time (vosk's two
+   passes run on two threads). Also CER (spaces ignored).
 2. Commit latency: each clip is replayed through the full pipeline (webrtcvad, vosk,
    early commit), twice: with the default phrases (the free-form pass carries the speech;
    a fuzzy stand-in matcher, agreement `--agree`), and with the clip's transcript added to
@@ -37,6 +38,7 @@ sys.path.insert(0, str(REPO / "device"))
 from sori.audio.sources import FileSource  # noqa: E402
 from sori.commands.replay import replay_source  # noqa: E402
 from sori.config import parse_config  # noqa: E402
+from sori.config.sections import VoskConfig  # noqa: E402
 from sori.intents import IntentMatch, load_presets  # noqa: E402
 from sori.stt.vosk import VoskRecognizer, agreement, load_model  # noqa: E402
 from sori.testing import character_errors  # noqa: E402
@@ -61,19 +63,26 @@ def clips(folder: Path) -> list[tuple[Path, str]]:
 
 
 def measure_rtf(name: str, recognizer, data: list[tuple[Path, str]]) -> dict:
-    busy = audio = errors = chars = 0.0
+    busy = cpu = audio = errors = chars = 0.0
     for path, transcript in data:
         pcm = FileSource(path).pcm
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         stream = recognizer.open_stream()
         for i in range(0, len(pcm), 640):
             stream.feed(pcm[i : i + 640])
         text = stream.finalize().text
         busy += time.perf_counter() - started
+        cpu += time.process_time() - cpu_started
         audio += len(pcm) / 2 / 16000
         wrong, length = character_errors(transcript, text)
         errors, chars = errors + wrong, chars + length
-    return {"backend": name, "rtf": busy / audio, "cer": errors / chars, "audio_s": audio}
+    return {
+        "backend": name,
+        "rtf": busy / audio,
+        "cpu_rtf": cpu / audio,
+        "cer": errors / chars,
+        "audio_s": audio,
+    }
 
 
 class SentenceAsCommand:
@@ -100,11 +109,11 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def measure_latency(
-    recognizer, data, realtime: bool, min_agreement: float, closed, model=None
+    recognizer, data, realtime: bool, min_agreement: float, closed, model=None, commit=None
 ) -> dict:
     """With `model`, each clip gets a recognizer whose grammar also holds its transcript,
     as a preset phrase would be: the phrase-constrained pass carries the "command"."""
-    config = parse_config({})
+    config = parse_config({"commit": commit or {}})
     latencies, misses, premature = [], 0, 0
     for path, transcript in data:
         if model is not None:
@@ -142,11 +151,15 @@ def main() -> int:
     parser.add_argument(
         "--grammar-agree", type=float, default=0.9, help="agreement when the phrase is in grammar"
     )
+    parser.add_argument(
+        "--chunk-ms", type=int, default=VoskConfig().chunk_ms, help="vosk chunk (0: model's)"
+    )
+    parser.add_argument("--commit", default="{}", help="[commit] settings as JSON")
     parser.add_argument("--json", metavar="F", help="also write the figures here")
     parser.add_argument("--only", choices=("rtf", "latency"), help="run one part only")
     args = parser.parse_args()
     data = clips(Path(args.clips))
-    model = load_model()
+    model = load_model(chunk_ms=args.chunk_ms)
     results = {"rtf": [], "latency": None}
     for mode in ("free", "grammar", "both") if args.only != "latency" else ():
         rec = VoskRecognizer(model, phrases=PHRASES, mode=mode)
@@ -158,7 +171,8 @@ def main() -> int:
         results["rtf"].append(measure_rtf("sherpa", rec, data))
     for row in results["rtf"]:
         print(
-            f"| {row['backend']} | {row['rtf']:.3f} | {row['cer']:.3f} | {row['audio_s']:.0f} s |"
+            f"| {row['backend']} | {row['rtf']:.3f} | {row['cpu_rtf']:.3f} | {row['cer']:.3f} "
+            f"| {row['audio_s']:.0f} s |"
         )
     if args.only == "rtf":
         return 0
@@ -171,7 +185,9 @@ def main() -> int:
         ("free-form", None, args.agree),
         ("in grammar", model, args.grammar_agree),
     ):
-        lat = measure_latency(rec, data, args.realtime, agree, closed, grammar_model)
+        lat = measure_latency(
+            rec, data, args.realtime, agree, closed, grammar_model, json.loads(args.commit)
+        )
         results["latency"][label] = lat
         print(
             f"commit latency ({lat['pacing']}, vosk both, sentence {label}): n={lat['n']} "
