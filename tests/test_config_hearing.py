@@ -11,6 +11,8 @@ import pytest
 from sori.commands.hearing import build_recognizer, commit_settings, endpoint_settings
 from sori.config import Config, parse_config
 from sori.errors import ConfigError
+from sori.pipeline import CommitSettings
+from sori.vad import EndpointSettings
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "device" / "sori.example.toml"
 SECTIONS = ("audio", "vad", "stt", "commit")
@@ -38,6 +40,12 @@ def test_the_example_documents_every_hearing_key_with_its_default():
             if node is not None:
                 written.add(key)
         assert written == set(keys(getattr(config, section))), section
+
+
+def test_pipeline_settings_defaults_match_the_config_defaults():
+    # The pipeline takes plain settings and the config parses TOML; their defaults are twins.
+    assert commit_settings(Config()) == CommitSettings()
+    assert endpoint_settings(Config()) == EndpointSettings()
 
 
 def test_settings_follow_the_config():

@@ -57,7 +57,7 @@ from sori.events import (
     TranscriptPartial,
     UtteranceHeard,
 )
-from sori.stt.base import RecognizerStream, SpeechRecognizer
+from sori.stt.base import Hypothesis, RecognizerStream, SpeechRecognizer
 from sori.vad import Endpointer, EndpointSettings, VoiceScorer
 
 MS = 1_000_000
@@ -218,9 +218,7 @@ class Hearing:
         hyp = turn.stream.feed(frame.pcm)
         turn.busy_ns["stt"] += time.perf_counter_ns() - t0
         turn.audio_ns += frame.duration_ns
-        if hyp is not None and hyp.text != turn.partial:
-            turn.partial = hyp.text
-            events.append(TranscriptPartial(self.clock.now_ns(), turn.utterance_id, hyp.text))
+        self._show(turn, hyp, events)
 
     def _flush(self, turn: _Turn, events: list[Event]) -> None:
         t0 = time.perf_counter_ns()
@@ -228,6 +226,10 @@ class Hearing:
         turn.busy_ns["stt"] += time.perf_counter_ns() - t0
         turn.audio_ns += self.commit.flush_ms * MS
         turn.pad_credit_ns += self.commit.flush_ms * MS
+        self._show(turn, hyp, events)
+
+    def _show(self, turn: _Turn, hyp: Hypothesis | None, events: list[Event]) -> None:
+        """A new partial hypothesis becomes the turn's partial and a `TranscriptPartial`."""
         if hyp is not None and hyp.text != turn.partial:
             turn.partial = hyp.text
             events.append(TranscriptPartial(self.clock.now_ns(), turn.utterance_id, hyp.text))

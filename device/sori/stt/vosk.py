@@ -297,11 +297,6 @@ class _Pass:
             if self.scored:
                 self._segment += silence
 
-    def finish(self) -> None:
-        self.cut()
-        self._cut_from = None
-        self._segment.clear()
-
     def hypothesis(self) -> Hypothesis:
         words = tuple(self.done + self.partial)
         confidence = sum(w.confidence for w in words) / len(words) if words else 0.0
@@ -379,5 +374,5 @@ class VoskStream:
         if self._finished:
             raise RuntimeError("finalize() called twice on one vosk stream")
         self._finished = True
-        self._each(_Pass.finish)
+        self._each(_Pass.cut)  # a cut with no audio after it is final
         return self._pick([p.hypothesis() for p in self._passes])
