@@ -44,6 +44,22 @@ def vosk_model():
     return load_model(chunk_ms=VoskConfig().chunk_ms)  # as the daemon loads it
 
 
+LEOPARD = "picovoice_leopard_test_ko.wav"
+LEOPARD_TRANSCRIPT = "그는 이리저리 피하면서 길 한 옆으로 걸어갔다"
+
+
+@pytest.fixture(scope="session")
+def leopard(shared_dir):
+    """The one short real sentence the grammar tests use, as pipeline PCM."""
+    return FileSource(shared_dir / "audio" / "ko-read" / LEOPARD).pcm
+
+
+def feed(stream, pcm: bytes) -> None:
+    """`pcm` to `stream` in 20 ms frames, as the pipeline hands it over."""
+    for i in range(0, len(pcm), 640):
+        stream.feed(pcm[i : i + 640])
+
+
 @pytest.fixture(scope="session")
 def recognizer(vosk_model):
     return VoskRecognizer(vosk_model, phrases=PHRASES, mode="both")
@@ -76,11 +92,9 @@ def test_real_korean_speech_replayed_through_the_pipeline_cer_at_most_026(shared
     assert edits / total <= 0.26, f"CER {edits / total:.3f}"
 
 
-def test_grammar_does_not_hijack_real_speech_that_is_no_command(shared_dir, recognizer):
-    pcm = FileSource(shared_dir / "audio" / "ko-read" / "picovoice_leopard_test_ko.wav").pcm
+def test_grammar_does_not_hijack_real_speech_that_is_no_command(leopard, recognizer):
     stream = recognizer.open_stream()
-    for i in range(0, len(pcm), 640):
-        stream.feed(pcm[i : i + 640])
+    feed(stream, leopard)
     final = stream.finalize()
     assert final.source == "free"
     assert "걸어" in final.text
@@ -158,49 +172,42 @@ def test_bad_mode_is_a_config_error(vosk_model):
         VoskRecognizer(vosk_model, mode="fast")
 
 
-def test_a_phrase_in_the_grammar_is_recognized_through_the_grammar_pass(shared_dir, vosk_model):
-    transcript = "그는 이리저리 피하면서 길 한 옆으로 걸어갔다"
-    recognizer = VoskRecognizer(vosk_model, phrases=[*PHRASES, transcript], mode="both")
-    pcm = FileSource(shared_dir / "audio" / "ko-read" / "picovoice_leopard_test_ko.wav").pcm
+def test_a_phrase_in_the_grammar_is_recognized_through_the_grammar_pass(leopard, vosk_model):
+    recognizer = VoskRecognizer(vosk_model, phrases=[*PHRASES, LEOPARD_TRANSCRIPT], mode="both")
     stream = recognizer.open_stream()
-    for i in range(0, len(pcm), 640):
-        stream.feed(pcm[i : i + 640])
+    feed(stream, leopard)
     final = stream.finalize()
     assert final.source == "grammar"
-    assert agreement(final.text, transcript) >= 0.9
+    assert agreement(final.text, LEOPARD_TRANSCRIPT) >= 0.9
     assert all(w.confidence >= 0.7 for w in final.words)
 
 
 def test_a_flush_scores_the_grammar_pass_and_speech_after_it_still_makes_one_phrase(
-    shared_dir, vosk_model
+    leopard, vosk_model
 ):
     """A pause mid-command: the flush cuts the phrase-constrained pass so its words get
     confidences at once; when the speech goes on, the cut is undone instead of starting a
     new phrase in the middle of one."""
-    transcript = "그는 이리저리 피하면서 길 한 옆으로 걸어갔다"
-    recognizer = VoskRecognizer(vosk_model, phrases=[*PHRASES, transcript], mode="grammar")
-    pcm = FileSource(shared_dir / "audio" / "ko-read" / "picovoice_leopard_test_ko.wav").pcm
+    recognizer = VoskRecognizer(vosk_model, phrases=[*PHRASES, LEOPARD_TRANSCRIPT], mode="grammar")
     pause = 32 * 2_500  # 2.5 s in, after 길
     stream = recognizer.open_stream()
-    for i in range(0, pause, 640):
-        stream.feed(pcm[i : i + 640])
+    feed(stream, leopard[:pause])
     flushed = stream.flush(120)
     assert flushed is not None and flushed.source == "grammar"
     assert all(w.confidence >= 0.7 for w in flushed.words)
-    assert transcript.replace(" ", "").startswith(flushed.text.replace(" ", ""))
-    for i in range(pause, len(pcm), 640):
-        stream.feed(pcm[i : i + 640])
+    assert LEOPARD_TRANSCRIPT.replace(" ", "").startswith(flushed.text.replace(" ", ""))
+    feed(stream, leopard[pause:])
     final = stream.finalize()
     assert final.source == "grammar"
-    assert agreement(final.text, transcript) >= 0.9
+    assert agreement(final.text, LEOPARD_TRANSCRIPT) >= 0.9
 
 
-def test_the_configured_chunk_size_reaches_the_decoder(shared_dir, vosk_model):
+def test_the_configured_chunk_size_reaches_the_decoder(leopard, vosk_model):
     """Partials can change only when a chunk has been evaluated: with the model's own
     200 ms chunks they are at least 200 ms apart, with 60 ms chunks some come closer."""
-    pcm = FileSource(shared_dir / "audio" / "ko-read" / "picovoice_leopard_test_ko.wav").pcm
     stream = VoskRecognizer(vosk_model, mode="free").open_stream()
-    changed_ms = [i // 32 for i in range(0, len(pcm) - 639, 640) if stream.feed(pcm[i : i + 640])]
+    frames = range(0, len(leopard) - 639, 640)
+    changed_ms = [i // 32 for i in frames if stream.feed(leopard[i : i + 640])]
     assert len(changed_ms) >= 5
     assert min(b - a for a, b in zip(changed_ms, changed_ms[1:], strict=False)) < 100
 
@@ -208,12 +215,11 @@ def test_the_configured_chunk_size_reaches_the_decoder(shared_dir, vosk_model):
 def test_real_speech_whose_phrase_is_in_the_grammar_commits_early(shared_dir, vosk_model):
     """The command path end to end: the phrase-constrained pass carries the sentence, the
     pause flush aligns its last word, and the commit comes before the final result."""
-    transcript = "그는 이리저리 피하면서 길 한 옆으로 걸어갔다"
-    recognizer = VoskRecognizer(vosk_model, phrases=[*PHRASES, transcript], mode="both")
+    recognizer = VoskRecognizer(vosk_model, phrases=[*PHRASES, LEOPARD_TRANSCRIPT], mode="both")
 
     class Sentence:
         def match(self, text):
-            if agreement(text, transcript) < 0.9:
+            if agreement(text, LEOPARD_TRANSCRIPT) < 0.9:
                 return None
             return IntentMatch("Sentence", {}, 1.0, "", text)
 
@@ -222,7 +228,7 @@ def test_real_speech_whose_phrase_is_in_the_grammar_commits_early(shared_dir, vo
 
     clock = ReplayClock()
     hearing = build_hearing(Config(), recognizer, Sentence(), clock)
-    source = FileSource(shared_dir / "audio" / "ko-read" / "picovoice_leopard_test_ko.wav")
+    source = FileSource(shared_dir / "audio" / "ko-read" / LEOPARD)
     events = list(replay(source.frames(), hearing, clock))
     order = [type(e) for e in events]
     (commit,) = [e for e in events if isinstance(e, IntentCommitted)]
