@@ -294,8 +294,8 @@ class _ProtocolLog:
     def exception(self, msg: str, *args: Any, exc_info: Any = True, **kw: Any) -> None:
         exc = exc_info if isinstance(exc_info, BaseException) else sys.exc_info()[1]
         if isinstance(exc, HttpProcessingError | ConnectionError | TimeoutError):
-            reason = redact(str(getattr(exc, "message", "") or exc))[:160]
-            log.info("HTTP API: refused a malformed request: %s", reason)
+            reason = redact(str(getattr(exc, "message", "") or exc).strip().split("\n")[0])
+            log.info("HTTP API: refused a malformed request: %s", reason[:160])
         else:
             log.error("HTTP API: " + msg, *args, exc_info=exc_info, **kw)
 
