@@ -11,6 +11,8 @@ import pytest
 from daemon_kit import build, write_config
 from sori.http_api import HttpApi
 
+JSON = {"Content-Type": "application/json"}
+
 
 @pytest.fixture
 def api_run(tmp_path, mosquitto):
@@ -66,7 +68,7 @@ def test_say_returns_the_turn_and_metrics_count_it(api_run, subscriber):
 def test_bad_requests_are_refused_with_a_reason(api_run):
     async def scenario(client, api):
         return [
-            await client.post("/say", content=b"not json"),
+            await client.post("/say", content=b"not json", headers=JSON),
             await client.post("/say", json={"text": "  "}),
             await client.get("/say"),
             await client.get("/nope"),

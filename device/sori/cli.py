@@ -13,9 +13,11 @@ import sys
 
 from sori import __version__
 from sori.errors import SoriError
+from sori.logs import TextFormatter
+from sori.redact import redact
 
 # Subcommand modules; each defines `add_parser(subparsers)` and `run(args) -> int`.
-COMMANDS = ("demo", "intent", "conformance", "replay", "ask", "run")
+COMMANDS = ("demo", "intent", "conformance", "replay", "ask", "run", "setup")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,15 +36,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.WARNING - 10 * min(args.verbose, 2),
-        format="%(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    root = logging.getLogger()
+    if not root.handlers:  # like logging.basicConfig, with secrets redacted
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(TextFormatter("%(levelname)s %(name)s: %(message)s"))
+        root.addHandler(handler)
+        root.setLevel(logging.WARNING - 10 * min(args.verbose, 2))
     try:
         return args.handler(args)
     except SoriError as exc:
-        print(f"sori {args.command}: {exc}", file=sys.stderr)
+        print(f"sori {args.command}: {redact(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

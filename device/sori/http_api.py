@@ -1,9 +1,15 @@
-"""The daemon's local HTTP API on asyncio streams (no web framework), loopback by default.
+"""The daemon's local HTTP API on aiohttp, loopback by default (see `sori.api_access`).
 
-GET  /health    {"status": "ok", ...}
+GET  /health    {"status": "ok", ...}; never needs the token
 GET  /metrics   Prometheus text: stage latency histograms, turns per tier, errors, ...
-POST /say       {"text": "거실 불 켜줘"} → the turn as JSON (intent, actions, reply, timings)
-GET  /events    server-sent events: one `data:` line per event, each turn and stage
+POST /say       {"text": "거실 불 켜줘"} → the turn as JSON (intent, actions, reply, timings);
+                Content-Type application/json; the token when one is configured
+GET  /events    server-sent events: one `data:` line per event, each turn and stage;
+                without the token only types, ids, intents, tiers, ok flags and timings
+
+Every request is checked in one middleware, in this order: Host (421), Origin (403),
+route (404/405), token (401), Content-Type (415). Malformed HTTP gets aiohttp's 400 and
+one short log line, never a traceback. Replies and events pass through `sori.redact`.
 """
 
 from __future__ import annotations
@@ -12,152 +18,334 @@ import asyncio
 import contextlib
 import json
 import logging
+import sys
+import time
 from typing import Any
 
+from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
+
+from sori.api_access import Access, build_access, split_bind
+from sori.config.sections import HttpConfig
 from sori.daemon import Daemon
 from sori.errors import ConfigError
+from sori.redact import redact, redact_data
 
 log = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 64 * 1024
-REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
-           413: "Payload Too Large", 500: "Internal Server Error"}  # fmt: skip
+BODY_TIMEOUT_S = 10.0
+"""A body not fully sent within this many seconds gets 408."""
+IDLE_TIMEOUT_S = 15.0
+"""A connection that sends no complete request for this long is closed."""
+KEEPALIVE_EVERY_S = 15.0
+AUTHENTICATED: Any = (
+    web.RequestKey("authenticated", bool) if hasattr(web, "RequestKey") else "authenticated"
+)
+"""Where the guard leaves whether the request carried the token."""
+ROUTES = {"/health": "GET", "/metrics": "GET", "/say": "POST", "/events": "GET"}
+
+PUBLIC_FIELDS = frozenset(
+    "type t_ns utterance_id intent tier ok handler target confidence early cached "
+    "interrupted elapsed_ns audio_ns stages_ns audio_start_ns audio_end_ns speech_start_ns "
+    "speech_end_ns stopped_t_ns final_t_ns commit_t_ns index source previous "
+    "replacement".split()
+)
+"""Event fields /events shows without the token: what a client needs to follow turns
+(types, ids, intents, tiers, ok flags, timings), never what was said or done in detail."""
 
 
 class HttpApi:
     """Serves the API for one daemon."""
 
-    def __init__(self, daemon: Daemon, bind: str = "127.0.0.1:8377") -> None:
-        host, _, port = bind.rpartition(":")
+    def __init__(
+        self,
+        daemon: Daemon,
+        bind: str = "127.0.0.1:8377",
+        config: HttpConfig | None = None,
+        token: str | None = None,
+    ) -> None:
         self.daemon = daemon
-        self.host = host.strip("[]") or "127.0.0.1"
-        self.port = int(port)
-        self._server: asyncio.Server | None = None
+        self.config = config or HttpConfig()
+        self.host, self.port = split_bind(bind)
+        self.token = token
+        self.access: Access | None = None
+        self._runner: web.AppRunner | None = None
         self._streams: set[asyncio.Task] = set()
+        self._busy_logged = 0.0
+        build_access(self.config, self.host, self.port, token)  # refuse a bad bind early
 
     async def start(self) -> None:
+        app = web.Application(middlewares=[self._guard], client_max_size=MAX_BODY_BYTES)
+        app.router.add_get("/health", self._health, allow_head=False)
+        app.router.add_get("/metrics", self._metrics, allow_head=False)
+        app.router.add_post("/say", self._say)
+        app.router.add_get("/events", self._events, allow_head=False)
+        self._runner = web.AppRunner(
+            app,
+            access_log=None,
+            keepalive_timeout=IDLE_TIMEOUT_S,
+            logger=_ProtocolLog(),
+            max_line_size=8190,
+            max_field_size=8190,
+        )
+        await self._runner.setup()
+        site = _CappedSite(
+            self._runner, self.host, self.port, self.config.max_connections, self.busy
+        )
         try:
-            self._server = await asyncio.start_server(self._serve, self.host, self.port)
+            await site.start()
         except OSError as exc:
+            await self._runner.cleanup()
             raise ConfigError(f"http.bind {self.host}:{self.port}: cannot listen: {exc}") from None
-        self.port = self._server.sockets[0].getsockname()[1]
-        log.info("HTTP API on http://%s:%d", self.host, self.port)
+        self.port = site.port
+        self.access = build_access(self.config, self.host, self.port, self.token)
+        log.info(
+            "HTTP API on http://%s:%d (%s)", self.host, self.port,
+            "token required" if self.token else "loopback, no token",
+        )  # fmt: skip
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
 
     async def close(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            for task in list(self._streams):
-                task.cancel()
+        for task in list(self._streams):
+            task.cancel()
+        if self._runner is not None:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._server.wait_closed(), 2)
+                await asyncio.wait_for(self._runner.cleanup(), 3)
+            self._runner = None
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        if task is not None:
-            self._streams.add(task)
+    # -- the checks --------------------------------------------------------------------------
+
+    @web.middleware
+    async def _guard(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        access = self.access
+        assert access is not None
+        host = request.headers.get("Host")
+        if not access.host_ok(host):
+            return _error(
+                421, f"this API does not answer to Host {host!r}; add the name you use to "
+                "http.allowed_hosts",
+            )  # fmt: skip
+        if not access.origin_ok(request.headers.get("Origin")):
+            return _error(403, "requests from web pages are refused; see http.allowed_origins")
+        path = request.path
+        if path not in ROUTES:
+            return _error(404, "no such endpoint; try /health, /metrics, /say, /events")
+        if request.method != ROUTES[path]:
+            return _error(405, f"{path} takes {ROUTES[path]}", {"Allow": ROUTES[path]})
+        changes_state = request.method != "GET"
+        given = request.headers.get("Authorization")
+        authenticated = access.token_ok(given)
+        if path != "/health" and (
+            (given is not None and not authenticated)
+            or (access.needs_token(path, changes_state) and not authenticated)
+        ):
+            return _error(
+                401, "send 'Authorization: Bearer TOKEN' with the API token (sori setup)",
+                {"WWW-Authenticate": 'Bearer realm="sori"'},
+            )  # fmt: skip
+        if changes_state and (
+            request.content_type != "application/json"
+            or (request.charset or "utf-8").lower() not in ("utf-8", "utf8")
+        ):
+            return _error(415, "send the body as Content-Type: application/json")
+        request[AUTHENTICATED] = authenticated
         try:
-            method, path, body = await _read_request(reader)
-            await self._route(method, path, body, writer)
-        except _HttpError as exc:
-            await _respond(writer, exc.status, {"error": exc.message})
-        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
-            pass
-        except Exception as exc:  # one bad request must not stop the API
-            log.exception("HTTP API error")
-            with contextlib.suppress(Exception):
-                await _respond(writer, 500, {"error": str(exc)})
-        finally:
-            if task is not None:
-                self._streams.discard(task)
-            with contextlib.suppress(Exception):
-                writer.close()
+            return await handler(request)
+        except _Refused as exc:
+            return _error(exc.status, exc.message)
+        except web.HTTPException as exc:  # aiohttp's own, e.g. 413 for a body too large
+            return _error(exc.status, exc.reason)
+        except (asyncio.CancelledError, ConnectionError):
+            raise
+        except Exception as exc:  # one bad turn must not stop the API
+            log.error("HTTP API: %s %s failed: %s", request.method, path, redact(repr(exc)))
+            return _error(500, "internal error; the daemon's log has the cause")
 
-    async def _route(self, method: str, path: str, body: bytes, writer) -> None:  # noqa: ANN001
-        path = path.split("?", 1)[0]
-        routes = {"/health": "GET", "/metrics": "GET", "/say": "POST", "/events": "GET"}
-        if path not in routes:
-            raise _HttpError(404, f"no {path}; try /health, /metrics, /say, /events")
-        if method != routes[path]:
-            raise _HttpError(405, f"{path} takes {routes[path]}")
-        if path == "/health":
-            await _respond(writer, 200, self.daemon.health())
-        elif path == "/metrics":
-            text = self.daemon.metrics.render().encode()
-            await _respond(writer, 200, text, "text/plain; version=0.0.4; charset=utf-8")
-        elif path == "/say":
-            await _respond(writer, 200, await self.daemon.say(_text_of(body)))
-        else:
-            await self._events(writer)
+    # -- the endpoints -----------------------------------------------------------------------
 
-    async def _events(self, writer: asyncio.StreamWriter) -> None:
+    async def _health(self, request: web.Request) -> web.Response:
+        return _json(200, self.daemon.health())
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        return web.Response(
+            body=self.daemon.metrics.render().encode(),
+            content_type="text/plain",
+            charset="utf-8",
+            headers={"Cache-Control": "no-store"},
+        )
+
+    async def _say(self, request: web.Request) -> web.Response:
+        try:
+            body = await asyncio.wait_for(request.read(), BODY_TIMEOUT_S)
+        except TimeoutError:
+            raise _Refused(408, f"the body did not arrive within {BODY_TIMEOUT_S:g} s") from None
+        turn = await self.daemon.say(_text_of(body))
+        return _json(200, redact_data(turn))
+
+    async def _events(self, request: web.Request) -> web.StreamResponse:
+        if len(self._streams) >= self.config.max_event_clients:
+            return _error(
+                503, f"{self.config.max_event_clients} /events clients already "
+                "(http.max_event_clients); try again later", {"Retry-After": "10"},
+            )  # fmt: skip
+        task = asyncio.current_task()
+        assert task is not None
+        self._streams.add(task)
+        full = request[AUTHENTICATED]
         queue = self.daemon.subscribe()
         try:
-            writer.write(
-                b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                b"Cache-Control: no-cache\r\nConnection: close\r\n\r\n: connected\n\n"
+            response = web.StreamResponse(
+                headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
             )
-            await writer.drain()
+            await response.prepare(request)
+            await response.write(b": connected\n\n")
             while True:
                 try:
-                    event = await asyncio.wait_for(queue.get(), 15)
+                    event = await asyncio.wait_for(queue.get(), KEEPALIVE_EVERY_S)
                 except TimeoutError:
-                    writer.write(b": keep-alive\n\n")
-                else:
-                    data = json.dumps(event, ensure_ascii=False, default=str)
-                    writer.write(f"event: {event['type']}\ndata: {data}\n\n".encode())
-                await writer.drain()
+                    await response.write(b": keep-alive\n\n")
+                    continue
+                shown = redact_data(event if full else public_event(event))
+                data = _dumps(shown)
+                await response.write(f"event: {event['type']}\ndata: {data}\n\n".encode())
+        except (ConnectionError, asyncio.CancelledError):
+            return response  # the client left, or the API is closing
         finally:
             self.daemon.unsubscribe(queue)
+            self._streams.discard(task)
+
+    def busy(self) -> None:
+        """A connection refused at http.max_connections: one warning a minute at most."""
+        now = time.monotonic()
+        if now - self._busy_logged > 60:
+            self._busy_logged = now
+            log.warning(
+                "HTTP API: %d connections open (http.max_connections); refusing more",
+                self.config.max_connections,
+            )
 
 
-class _HttpError(Exception):
+def public_event(event: dict[str, Any]) -> dict[str, Any]:
+    """An event as /events shows it without the token: PUBLIC_FIELDS, and for an error
+    only whether there was one."""
+    shown: dict[str, Any] = {}
+    for key, value in event.items():
+        if key == "error":
+            shown["ok"] = not value
+        elif key in PUBLIC_FIELDS:
+            shown[key] = public_event(value) if isinstance(value, dict) and key in (
+                "previous", "replacement"
+            ) else value  # fmt: skip
+    return shown
+
+
+class _Refused(Exception):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
 
 
-async def _read_request(reader: asyncio.StreamReader) -> tuple[str, str, bytes]:
-    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
-    lines = head.decode("latin-1").split("\r\n")
-    try:
-        method, path, _ = lines[0].split(" ", 2)
-    except ValueError:
-        raise _HttpError(400, "malformed request line") from None
-    headers = {}
-    for line in lines[1:]:
-        name, _, value = line.partition(":")
-        headers[name.strip().lower()] = value.strip()
-    size = int(headers.get("content-length") or 0)
-    if size > MAX_BODY_BYTES:
-        raise _HttpError(413, f"body over {MAX_BODY_BYTES} bytes")
-    body = await asyncio.wait_for(reader.readexactly(size), 10) if size else b""
-    return method.upper(), path, body
-
-
 def _text_of(body: bytes) -> str:
     try:
         data = json.loads(body or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise _HttpError(400, 'body must be JSON: {"text": "..."}') from None
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        raise _Refused(400, 'body must be JSON: {"text": "..."}') from None
     text = data.get("text") if isinstance(data, dict) else None
     if not isinstance(text, str) or not text.strip():
-        raise _HttpError(400, 'body must be JSON with a non-empty "text"')
+        raise _Refused(400, 'body must be JSON with a non-empty "text"')
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _Refused(400, '"text" holds a lone surrogate; send valid Unicode') from None
     return text
 
 
-async def _respond(
-    writer: asyncio.StreamWriter, status: int, body: Any, content_type: str = "application/json"
-) -> None:
-    if not isinstance(body, bytes):
-        body = json.dumps(body, ensure_ascii=False).encode()
-    head = (
-        f"HTTP/1.1 {status} {REASONS.get(status, 'OK')}\r\nContent-Type: {content_type}\r\n"
-        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+def _dumps(data: Any) -> str:
+    """JSON that always encodes as UTF-8 (a lone surrogate becomes an escape)."""
+    return json.dumps(data, ensure_ascii=False, default=str).encode(
+        "utf-8", "backslashreplace"
+    ).decode("utf-8")  # fmt: skip
+
+
+def _json(status: int, data: Any, headers: dict[str, str] | None = None) -> web.Response:
+    return web.Response(
+        status=status, text=_dumps(data), content_type="application/json", headers=headers
     )
-    writer.write(head.encode() + body)
-    await writer.drain()
+
+
+def _error(status: int, message: str, headers: dict[str, str] | None = None) -> web.Response:
+    return _json(status, {"error": redact(message)}, headers)
+
+
+class _ProtocolLog:
+    """aiohttp's per-connection logger: a malformed request or a client that leaves is
+    one short line (INFO, DEBUG), never an ERROR with a traceback."""
+
+    def debug(self, msg: str, *args: Any, **kw: Any) -> None:
+        kw.pop("exc_info", None)
+        log.debug("HTTP: " + msg, *args, **kw)
+
+    def exception(self, msg: str, *args: Any, exc_info: Any = True, **kw: Any) -> None:
+        exc = exc_info if isinstance(exc_info, BaseException) else sys.exc_info()[1]
+        if isinstance(exc, HttpProcessingError | ConnectionError | TimeoutError):
+            reason = redact(str(getattr(exc, "message", "") or exc).strip().split("\n")[0])
+            log.info("HTTP API: refused a malformed request: %s", reason[:160])
+        else:
+            log.error("HTTP API: " + msg, *args, exc_info=exc_info, **kw)
+
+    error = exception
+
+    def warning(self, msg: str, *args: Any, **kw: Any) -> None:
+        log.warning("HTTP: " + msg, *args, **kw)
+
+    def isEnabledFor(self, level: int) -> bool:  # noqa: N802 - the logging.Logger API
+        return log.isEnabledFor(level)
+
+
+class _Busy(asyncio.Protocol):
+    """The answer to a connection over http.max_connections: 503, then close."""
+
+    BODY = b'{"error": "too many connections (http.max_connections); try again later"}'
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        head = (
+            "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(self.BODY)}\r\nRetry-After: 5\r\nConnection: close\r\n\r\n"
+        )
+        transport.write(head.encode() + self.BODY)  # type: ignore[attr-defined]
+        transport.close()
+
+
+class _CappedSite(web.BaseSite):
+    """A TCP site that answers 503 past `limit` open connections."""
+
+    def __init__(
+        self, runner: web.AppRunner, host: str, port: int, limit: int, on_busy: Any
+    ) -> None:
+        super().__init__(runner)
+        self.host, self.port, self.limit, self.on_busy = host, port, limit, on_busy
+
+    @property
+    def name(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    async def start(self) -> None:
+        await super().start()
+        server = self._runner.server
+        assert server is not None
+
+        def connect() -> asyncio.BaseProtocol:
+            if len(server.connections) >= self.limit:
+                self.on_busy()
+                return _Busy()
+            return server()
+
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(connect, self.host, self.port, backlog=128)
+        self.port = self._server.sockets[0].getsockname()[1]

@@ -4,6 +4,8 @@
      "msg": "turn 3 preset", "turn": {...}}
 
 Fields passed through `extra=` (such as the per-turn trace) are merged into the object.
+Every line passes through `sori.redact` (credentials in URLs, secret query parameters,
+Authorization values), and a lone surrogate is written as an escape, never an error.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import json
 import logging
 import sys
 from datetime import UTC, datetime
+
+from sori.redact import redact
 
 _STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
 
@@ -27,7 +31,19 @@ class JsonFormatter(logging.Formatter):
         entry.update({k: v for k, v in vars(record).items() if k not in _STANDARD})
         if record.exc_info:
             entry["exc"] = self.formatException(record.exc_info)
-        return json.dumps(entry, ensure_ascii=False, default=str)
+        return clean(json.dumps(entry, ensure_ascii=False, default=str))
+
+
+class TextFormatter(logging.Formatter):
+    """Plain lines for people, redacted like the JSON ones."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return clean(super().format(record))
+
+
+def clean(line: str) -> str:
+    """A log line without secrets, writable as UTF-8 (lone surrogates escaped)."""
+    return redact(line.encode("utf-8", "backslashreplace").decode("utf-8"))
 
 
 def setup_logging(log_format: str = "json", verbose: int = 0) -> None:
@@ -36,11 +52,11 @@ def setup_logging(log_format: str = "json", verbose: int = 0) -> None:
     if log_format == "json":
         handler.setFormatter(JsonFormatter())
     else:
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handler.setFormatter(TextFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
-    for noisy in ("httpx", "httpcore"):
+    for noisy in ("httpx", "httpcore", "aiohttp"):
         logging.getLogger(noisy).setLevel(logging.WARNING)

@@ -14,6 +14,7 @@ from typing import Any
 from sori.actions.base import Command, Result
 from sori.actions.webhook import import_httpx
 from sori.errors import BackendError, ConfigError
+from sori.redact import redact
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +97,9 @@ class HomeAssistantHandler:
         try:
             reply = await self._client.post(path, json=body)
         except self._httpx.HTTPError as exc:
-            raise BackendError(f"Home Assistant at {self.url} failed: {exc!r}") from None
+            raise BackendError(
+                f"Home Assistant at {redact(self.url)} failed: {redact(repr(exc))}"
+            ) from None
         if reply.status_code == 401:
             raise BackendError("Home Assistant refused the token (401); renew it")
         if reply.status_code >= 300:

@@ -6,6 +6,7 @@ import logging
 
 from sori.actions.base import Command, Result
 from sori.errors import BackendError, DependencyError
+from sori.redact import redact
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +27,8 @@ class WebhookHandler:
     def __init__(self, url: str, headers: dict[str, str] | None = None, timeout_s: float = 3.0):
         self._httpx = import_httpx()
         self.url = url
+        self.shown_url = redact(url)
+        """The URL as errors and details show it: no user:pass@, no ?token=."""
         self._client = self._httpx.AsyncClient(headers=headers or {}, timeout=timeout_s)
 
     async def handle(self, command: Command) -> Result:
@@ -39,10 +42,10 @@ class WebhookHandler:
         try:
             reply = await self._client.post(self.url, json=body)
         except self._httpx.HTTPError as exc:
-            raise BackendError(f"webhook {self.url} failed: {exc!r}") from None
+            raise BackendError(f"webhook {self.shown_url} failed: {redact(repr(exc))}") from None
         if reply.status_code >= 300:
-            raise BackendError(f"webhook {self.url} answered {reply.status_code}")
-        return Result(detail=f"POST {self.url} {reply.status_code}")
+            raise BackendError(f"webhook {self.shown_url} answered {reply.status_code}")
+        return Result(detail=f"POST {self.shown_url} {reply.status_code}")
 
     async def close(self) -> None:
         await self._client.aclose()

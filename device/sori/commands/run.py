@@ -11,6 +11,7 @@ import threading
 from typing import Any
 
 from sori.actions import Timers
+from sori.api_access import build_access, load_token, split_bind
 from sori.assemble import (
     build_handlers,
     build_registry,
@@ -172,13 +173,31 @@ def _warm_later(cache: ReplyCache, presets: Any, limit: int) -> threading.Thread
 def run(args: argparse.Namespace) -> int:
     config, home = load_home(args)  # a bad config raises ConfigError naming the key
     setup_logging(config.daemon.log_format, args.verbose)
-    return asyncio.run(serve(args, config, home))
+    bind, token = api_access(args, config)  # before any model loads: a bad bind exits 2 now
+    return asyncio.run(serve(args, config, home, bind, token))
 
 
-async def serve(args: argparse.Namespace, config: Config, home: Home) -> int:
-    daemon = await asyncio.to_thread(build_daemon, args, config, home)
+def api_access(args: argparse.Namespace, config: Config) -> tuple[str, str | None]:
+    """The HTTP bind ("" for none) and the API token; refuses a LAN bind without a token."""
     bind = config.http.bind if args.http is None else ("" if args.http == "off" else args.http)
-    api = HttpApi(daemon, bind) if bind else None
+    if not bind:
+        return "", None
+    token = load_token(config.http)
+    build_access(config.http, *split_bind(bind), token)
+    return bind, token
+
+
+async def serve(
+    args: argparse.Namespace,
+    config: Config,
+    home: Home,
+    bind: str | None = None,
+    token: str | None = None,
+) -> int:
+    if bind is None:
+        bind, token = api_access(args, config)
+    daemon = await asyncio.to_thread(build_daemon, args, config, home)
+    api = HttpApi(daemon, bind, config.http, token) if bind else None
     source = listening = None
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -369,7 +369,25 @@ class ShellConfig:
 @dataclass(frozen=True)
 class HttpConfig:
     bind: str = "127.0.0.1:8377"
-    """HOST:PORT of the local HTTP API (health, metrics, say, events); empty turns it off."""
+    """HOST:PORT of the local HTTP API (health, metrics, say, events); empty turns it off.
+    A bind beyond loopback (0.0.0.0, a LAN address) needs a token."""
+    token_env: str = "SORI_API_TOKEN"
+    """Environment variable holding the API token (clients send `Authorization: Bearer
+    TOKEN`); it wins over token_file when set."""
+    token_file: str = ""
+    """File holding the API token (`sori setup` writes one); must not be readable or
+    writable by group or others (chmod 600)."""
+    allowed_hosts: list[str] = field(default_factory=list)
+    """Host header values served besides localhost, 127.0.0.1, [::1] and the bind address
+    (with the port); "HOST" allows HOST:port, "HOST:PORT" that port only. Others get 421
+    (a DNS-rebinding web page sends its own name)."""
+    allowed_origins: list[str] = field(default_factory=list)
+    """Origin header values accepted (e.g. "http://sori.local:8377"); a request carrying
+    any other Origin (a web page in a browser) is refused with 403."""
+    max_connections: int = 64
+    """Open connections at once; more are answered 503 and closed."""
+    max_event_clients: int = 8
+    """Clients of /events at once; more are answered 503."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,83 @@
+"""Secrets out of text: the one function every log line, event and API reply goes through.
+
+    redact("POST https://bob:hunter2@hook.example/x?token=abc&room=1 failed")
+    == "POST https://***@hook.example/x?token=***&room=1 failed"
+
+It strips the userinfo of URLs (`user:pass@`), the values of query parameters and
+`name: value` / `name=value` pairs whose names look secret (token, key, password, secret,
+auth, signature, sig, access_token, api_key, ...), and Bearer/Basic/Digest credentials.
+A name that only says where a secret lives (`token_env`, `api_key_file`) is kept.
+It errs towards hiding: an innocent `key=3` in a query loses its value too.
+Standard library only (floor 0), so every floor may call it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+MASK = "***"
+
+_WORDS = frozenset(
+    "token key secret password passwd pwd pass auth authorization signature sig credential "
+    "credentials cookie session sessionid apikey accesstoken authtoken jwt otp".split()
+)
+"""Name segments that mark a secret (compared lowercased, after splitting on _ - . and case)."""
+_PLACES = frozenset({"env", "file", "path", "name"})
+"""A last segment that makes the name point at a secret rather than hold one."""
+
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@?#\"'<>]+@")
+_SCHEME = re.compile(r"(?i)\b(Bearer|Basic|Digest)(\s+)(?!\*\*\*)[A-Za-z0-9._~+/=:-]+")
+_NAME = r"[A-Za-z][\w.-]*"
+_QUERY = re.compile(rf"([?&;])({_NAME})=([^&#\s\"'<>\\]*)")
+_PAIR = re.compile(
+    rf"(?<![\w.?&;-])([\"']?)({_NAME})\1(\s*[:=]\s*)([\"']?)"
+    r"(?!\*\*\*)(?!(?:Bearer|Basic|Digest)\b)([^\s\"',;&}\\]+)"
+)
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a parameter or header name looks like it holds a secret."""
+    parts = [p.lower() for p in re.split(r"[_\-.\s]+|(?<=[a-z])(?=[A-Z])", name) if p]
+    if not parts or parts[-1] in _PLACES:
+        return False
+    return any(p in _WORDS for p in parts) or "".join(parts) in _WORDS
+
+
+def redact(text: str) -> str:
+    """`text` with URL credentials, secret query parameters and auth headers masked."""
+    if not text:
+        return text
+    text = _USERINFO.sub(rf"\1{MASK}@", text)
+    text = _SCHEME.sub(rf"\1\2{MASK}", text)
+    text = _QUERY.sub(_query, text)
+    return _PAIR.sub(_pair, text)
+
+
+def redact_data(value: Any) -> Any:
+    """A JSON-like value (dicts, lists, strings) with `redact` applied to every string;
+    values under secret-looking keys are masked whole."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {
+            k: MASK if isinstance(k, str) and is_secret_name(k) and v else redact_data(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [redact_data(v) for v in value]
+    return value
+
+
+def _query(found: re.Match) -> str:
+    sep, name, value = found.groups()
+    if not value or not is_secret_name(name):
+        return found.group(0)
+    return f"{sep}{name}={MASK}"
+
+
+def _pair(found: re.Match) -> str:
+    quote, name, sep, vquote, _value = found.groups()
+    if not is_secret_name(name):
+        return found.group(0)
+    return f"{quote}{name}{quote}{sep}{vquote}{MASK}"

@@ -1,0 +1,65 @@
+"""`sori setup` makes the API token; the daemon reads it only from a private file or $ENV."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import pytest
+
+from sori.api_access import build_access, load_token
+from sori.cli import main
+from sori.config.sections import HttpConfig
+from sori.errors import ConfigError
+
+
+def test_setup_writes_a_private_token_and_prints_the_config(tmp_path, capsys):
+    path = tmp_path / "conf" / "api-token"
+    assert main(["setup", "--token-file", str(path), "--non-interactive"]) == 0
+    out = capsys.readouterr().out
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    token = path.read_text().strip()
+    assert len(token) >= 40
+    assert f'token_file = "{path}"' in out and "Authorization: Bearer" in out
+    assert token not in out  # the token itself is never printed
+    assert load_token(HttpConfig(token_file=str(path)), environ={}) == token
+
+
+def test_setup_keeps_an_existing_token_unless_forced(tmp_path, capsys):
+    path = tmp_path / "api-token"
+    assert main(["setup", "--token-file", str(path)]) == 0
+    first = path.read_text()
+    assert main(["setup", "--token-file", str(path)]) == 2
+    assert "--force" in capsys.readouterr().err
+    assert path.read_text() == first
+    assert main(["setup", "--token-file", str(path), "--force", "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["token_file"] == str(path) and path.read_text() != first
+
+
+def test_a_token_file_others_can_read_is_refused(tmp_path):
+    path = tmp_path / "api-token"
+    path.write_text("x" * 40)
+    os.chmod(path, 0o644)
+    with pytest.raises(ConfigError, match="chmod 600"):
+        load_token(HttpConfig(token_file=str(path)), environ={})
+    os.chmod(path, 0o600)
+    assert load_token(HttpConfig(token_file=str(path)), environ={}) == "x" * 40
+
+
+def test_token_sources_and_checks(tmp_path):
+    env = {"SORI_API_TOKEN": "e" * 32}
+    assert load_token(HttpConfig(token_file=str(tmp_path / "none")), environ=env) == "e" * 32
+    assert load_token(HttpConfig(), environ={}) is None
+    with pytest.raises(ConfigError, match="sori setup"):
+        load_token(HttpConfig(token_file=str(tmp_path / "none")), environ={})
+    with pytest.raises(ConfigError, match="at least 16"):
+        load_token(HttpConfig(), environ={"SORI_API_TOKEN": "short"})
+    access = build_access(HttpConfig(), "127.0.0.1", 8377, "e" * 32)
+    assert access.token_ok("Bearer " + "e" * 32) and not access.token_ok("Bearer " + "e" * 31)
+    assert access.host_ok("localhost:8377") and access.host_ok("[::1]:8377")
+    assert not access.host_ok("evil.example:8377") and not access.host_ok("localhost:9999")
+    lan = build_access(HttpConfig(allowed_hosts=["sori.local"]), "0.0.0.0", 8377, "e" * 32)
+    assert lan.host_ok("sori.local:8377") and lan.needs_token("/events", False)
+    assert not lan.needs_token("/health", False)

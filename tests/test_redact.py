@@ -1,0 +1,127 @@
+"""One redaction function for every sink: logs, /events, /say replies, handler errors."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import logging
+
+import pytest
+
+from daemon_kit import build, write_config
+from sori.http_api import HttpApi
+from sori.logs import JsonFormatter, TextFormatter
+from sori.redact import is_secret_name, redact, redact_data
+
+SECRET_URL = "http://bob:hunter2@127.0.0.1:{port}/hook?token=s3cret&room=1"
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("POST https://bob:hunter2@h.example/x?token=abc&room=1 500",
+         "POST https://***@h.example/x?token=***&room=1 500"),
+        ("mqtt://sori:pw@broker:1883", "mqtt://***@broker:1883"),
+        ("x?api_key=K&X-Amz-Signature=S&sig=Q&access_token=T&page=2",
+         "x?api_key=***&X-Amz-Signature=***&sig=***&access_token=***&page=2"),
+        ("Authorization: Bearer sk-123.abc", "Authorization: Bearer ***"),
+        ("Authorization: raw-secret", "Authorization: ***"),
+        ("headers {'X-Api-Key': 'abcd', 'Accept': 'json'} Basic dXNlcjpwYXNz",
+         "headers {'X-Api-Key': '***', 'Accept': 'json'} Basic ***"),
+        ('{"password": "hunter2", "client_secret": "x"}',
+         '{"password": "***", "client_secret": "***"}'),
+        # where a secret lives is not a secret; ordinary words stay
+        ("home_assistant.token_env: $SORI_HA_TOKEN is not set",
+         "home_assistant.token_env: $SORI_HA_TOKEN is not set"),
+        ("unknown key http.tokn; known keys: allowed_hosts, bind",
+         "unknown key http.tokn; known keys: allowed_hosts, bind"),
+        ("거실 불 켜줘 (turn 3)", "거실 불 켜줘 (turn 3)"),
+    ],
+)  # fmt: skip
+def test_redact_masks_credentials_and_keeps_the_rest(text, shown):
+    assert redact(text) == shown
+
+
+def test_redact_data_walks_json_and_masks_secret_keys():
+    data = {"a": ["http://u:p@h/"], "apiKey": "x", "n": 1, "token_file": "/etc/t"}
+    assert redact_data(data) == {"a": ["http://***@h/"], "apiKey": "***", "n": 1,
+                                 "token_file": "/etc/t"}  # fmt: skip
+    assert is_secret_name("Authorization") and not is_secret_name("keys")
+
+
+@pytest.mark.parametrize("formatter", [JsonFormatter(), TextFormatter("%(message)s %(turn)s")])
+def test_log_formatters_redact(formatter):
+    record = logging.makeLogRecord(
+        {"msg": "webhook %s failed", "args": ("https://u:hunter2@h/?token=s3cret",),
+         "turn": {"error": "Bearer abc.def"}, "levelname": "INFO"}
+    )  # fmt: skip
+    line = formatter.format(record)
+    assert "hunter2" not in line and "s3cret" not in line and "abc.def" not in line
+    assert "https://***@h/?token=***" in line
+
+
+def test_a_webhook_url_with_credentials_leaks_to_no_sink(tmp_path, mosquitto):
+    """webhook.url with user:pass@ and ?token=: the action fails (nothing listens) and
+    neither the log, nor /events (even with the token), nor the /say reply shows them."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: the webhook is refused
+    extra = f"""
+[webhook]
+url = "{SECRET_URL.format(port=port)}"
+
+[[home.devices]]
+id = "switch.fan"
+name = "선풍기"
+area = "living_room"
+handler = "webhook"
+"""
+    daemon = build(write_config(tmp_path, mosquitto, extra), tmp_path / "reply.wav")
+    logged = io.StringIO()
+    handler = logging.StreamHandler(logged)
+    handler.setFormatter(JsonFormatter())
+    root = logging.getLogger()
+    root.addHandler(handler)
+    level = root.level
+    root.setLevel(logging.INFO)
+    token = "t" * 32
+
+    async def main():
+        import httpx
+
+        api = HttpApi(daemon, "127.0.0.1:0", token=token)
+        await api.start()
+        auth = {"Authorization": f"Bearer {token}"}
+        seen = []
+        try:
+            async with (
+                httpx.AsyncClient(base_url=api.url, timeout=20, headers=auth) as client,
+                client.stream("GET", "/events") as stream,
+            ):
+                lines = stream.aiter_lines()
+                await anext(lines)
+                said = asyncio.create_task(client.post("/say", json={"text": "선풍기 켜줘"}))
+                async for line in lines:
+                    if line.startswith("data: "):
+                        seen.append(line)
+                        if '"TurnFinished"' in line:
+                            break
+                return (await said).text, "\n".join(seen)
+        finally:
+            await api.close()
+            await daemon.close()
+
+    try:
+        reply, events = asyncio.run(main())
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
+    turn = json.loads(reply)
+    assert turn["actions"] and not turn["actions"][0]["ok"]  # the webhook really failed
+    for sink in (reply, events, logged.getvalue()):
+        assert "127.0.0.1" in sink and "webhook" in sink  # the failure is reported ...
+        assert "hunter2" not in sink and "s3cret" not in sink  # ... without the secrets
+        assert "bob" not in sink
