@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import asdict
 from typing import Any, Protocol
@@ -93,7 +94,12 @@ class Daemon:
         self.reloader: Callable[[], None] | None = None
         """Re-reads packs and home (set by the builder); run on a worker thread by reload()."""
         self.closers: list[Callable[[], Awaitable[None]]] = []
-        """Coroutines to await at shutdown (edge clients, ...)."""
+        """Coroutines to await at shutdown (edge clients, the local model, ...)."""
+        self.stoppers: list[Callable[[], None]] = []
+        """Called first at shutdown, without waiting: background work (model loading, cache
+        warming) ends at its next step."""
+        self.threads: list[threading.Thread] = []
+        """Background threads (set by the builder) that shutdown waits for, with a bound."""
 
     # -- events ------------------------------------------------------------------------------
 
@@ -336,17 +342,52 @@ class Daemon:
             "timers": len(self.timers.active()),
         }
 
-    async def close(self) -> None:
-        self.player.interrupt()
-        for task in list(self._tasks):
-            task.cancel()
-        with contextlib.suppress(Exception):
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
-        await self.registry.close()
-        for close in self.closers:
+    async def close(self, timeout_s: float = 5.0) -> list[str]:
+        """Stop everything within `timeout_s`: background work is told to stop, turns are
+        cancelled, handlers and closers closed, background threads waited for. Nothing is
+        waited on past the deadline; returns what is still running then (empty: all done)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+
+        def left() -> float:
+            return max(0.0, deadline - loop.time())
+
+        for stop in self.stoppers:
             with contextlib.suppress(Exception):
-                await close()
+                stop()
+        self.player.interrupt()
+        turns = list(self._tasks)
+        for task in turns:
+            task.cancel()
+        unfinished = []
+        if turns:
+            _, pending = await asyncio.wait(turns, timeout=left())
+            unfinished += [f"turn {t.get_name()}" for t in pending]
+        if not await _within(self.registry.close(), left()):
+            unfinished.append("action handlers")
+        for close in self.closers:
+            if not await _within(close(), left()):
+                unfinished.append(getattr(close, "__qualname__", "closer"))
         self.player.sink.close()
+        while any(t.is_alive() for t in self.threads) and left() > 0:
+            await asyncio.sleep(0.02)
+        unfinished += [t.name for t in self.threads if t.is_alive()]
+        if unfinished:
+            log.warning("still running at the shutdown deadline: %s", ", ".join(unfinished))
+        return unfinished
+
+
+async def _within(step: Awaitable[Any], timeout_s: float) -> bool:
+    """Await `step` for at most `timeout_s`: True if it ended (errors are logged), False if it
+    is still running then; it is cancelled but not waited for, as it may ignore that."""
+    task = asyncio.ensure_future(step)
+    done, _ = await asyncio.wait({task}, timeout=timeout_s)
+    if not done:
+        task.cancel()
+        return False
+    if not task.cancelled() and task.exception() is not None:
+        log.warning("while closing: %s", task.exception())
+    return True
 
 
 def event_json(event: Event) -> dict[str, Any]:

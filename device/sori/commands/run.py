@@ -22,6 +22,14 @@ from sori.assemble import (
 )
 from sori.clock import Clock, MonotonicClock
 from sori.commands.options import add_home_options, load_home, presets_from_config
+from sori.commands.shutdown import (
+    FINAL_MARGIN_S,
+    Workers,
+    exit_now,
+    ignore_stop_signals,
+    leftover_threads,
+    stop_quietly_until_serving,
+)
 from sori.config import Config
 from sori.daemon import Daemon
 from sori.errors import SoriError
@@ -103,7 +111,9 @@ def build_daemon(
     timers = Timers()
     registry = build_registry(config, home, timers, clock, build_handlers(config))
     player = Player(build_sink(args.output), cache, clock)
-    thinker, closers = _thinking(config, presets) if config.daemon.thinking else (None, [])
+    thinker, closers, stoppers, threads = (
+        _thinking(config, presets) if config.daemon.thinking else (None, [], [], [])
+    )
     daemon = Daemon(
         understanding=understanding,
         thinker=thinker,
@@ -126,13 +136,16 @@ def build_daemon(
 
     daemon.reloader = reload
     daemon.closers.extend(closers)
+    daemon.stoppers.extend([cache.stop_warming, *stoppers])
+    daemon.threads.extend(threads)
     if config.tts.cache and warm_presets:
-        _warm_later(cache, presets, config.tts.cache_size)
+        daemon.threads.append(_warm_later(cache, presets, config.tts.cache_size))
     return daemon
 
 
-def _thinking(config: Config, presets: Any) -> tuple[Any, list]:
-    """The language-model router (issue 4's tiers), its local model loading in the background.
+def _thinking(config: Config, presets: Any) -> tuple[Any, list, list, list[threading.Thread]]:
+    """The language-model router (issue 4's tiers), its local model loading in the background;
+    with what shutdown needs: closers, stoppers and the loading thread.
 
     The daemon has matched the presets already, so the router starts at the local model.
     """
@@ -142,7 +155,7 @@ def _thinking(config: Config, presets: Any) -> tuple[Any, list]:
         router, local, edge = build_router(config, presets)
     except SoriError as exc:
         log.warning("language-model tiers unavailable, answering 'not understood': %s", exc)
-        return None, []
+        return None, [], [], []
     router.presets = None
 
     def preload() -> None:
@@ -151,8 +164,17 @@ def _thinking(config: Config, presets: Any) -> tuple[Any, list]:
         except Exception as exc:  # the router reports a failing tier per turn
             log.warning("local language model did not load: %s", exc)
 
-    threading.Thread(target=preload, name="sori-llm-load", daemon=True).start()
-    return router, [edge.aclose] if edge is not None else []
+    loader = threading.Thread(target=preload, name="sori-llm-load", daemon=True)
+    loader.start()
+
+    async def close_local_model() -> None:
+        # Freed here, while the interpreter runs; Daemon.close bounds the wait for a load
+        # or generation to reach its next step.
+        while not local.release():
+            await asyncio.sleep(0.02)
+
+    closers = [close_local_model, *([edge.aclose] if edge is not None else [])]
+    return router, closers, [local.stop], [loader]
 
 
 def _warm_later(cache: ReplyCache, presets: Any, limit: int) -> threading.Thread:
@@ -171,10 +193,14 @@ def _warm_later(cache: ReplyCache, presets: Any, limit: int) -> threading.Thread
 
 
 def run(args: argparse.Namespace) -> int:
+    stop_quietly_until_serving()
     config, home = load_home(args)  # a bad config raises ConfigError naming the key
     setup_logging(config.daemon.log_format, args.verbose)
     bind, token = api_access(args, config)  # before any model loads: a bad bind exits 2 now
-    return asyncio.run(serve(args, config, home, bind, token))
+    try:
+        return asyncio.run(serve(args, config, home, bind, token))
+    finally:
+        ignore_stop_signals()
 
 
 def api_access(args: argparse.Namespace, config: Config) -> tuple[str, str | None]:
@@ -194,45 +220,121 @@ async def serve(
     bind: str | None = None,
     token: str | None = None,
 ) -> int:
+    """Run until SIGTERM/SIGINT (or the input file's end), then stop within
+    `daemon.shutdown_s`, whatever is still running (`sori.commands.shutdown`)."""
     if bind is None:
         bind, token = api_access(args, config)
-    daemon = await asyncio.to_thread(build_daemon, args, config, home)
-    api = HttpApi(daemon, bind, config.http, token) if bind else None
-    source = listening = None
-    stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGTERM, stop.set)
-    loop.add_signal_handler(signal.SIGINT, stop.set)
-    loop.add_signal_handler(signal.SIGHUP, lambda: daemon.spawn(daemon.reload()))
+    workers = Workers()
+    loop.set_default_executor(workers)
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    stopping = asyncio.create_task(stop.wait())
+    building = asyncio.ensure_future(asyncio.to_thread(build_daemon, args, config, home))
+    daemon: Daemon | None = None
+    api = source = listening = error = None
     try:
+        if not await _first(building, stopping):
+            return 0
+        daemon = building.result()
+        loop.add_signal_handler(signal.SIGHUP, lambda: daemon.spawn(daemon.reload()))
+        api = HttpApi(daemon, bind, config.http, token) if bind else None
         if api is not None:
             await api.start()
         if args.input != "none":
-            source, events = await asyncio.to_thread(_hearing, args.input, config, daemon)
+            hearing = asyncio.ensure_future(asyncio.to_thread(_hearing, args.input, config, daemon))
+            if not await _first(hearing, stopping):
+                return 0
+            source, events = hearing.result()
             listening = asyncio.create_task(daemon.listen(events))
         log.info("ready", extra={"http": api.url if api else "", "input": args.input})
-        waits = [asyncio.create_task(stop.wait())]
-        if listening is not None:  # a file ends; a microphone ends only by failing
-            waits.append(listening)
+        waits = [stopping] if listening is None else [stopping, listening]
         await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-        waits[0].cancel()
         if listening is not None and listening.done() and listening.exception():
             raise listening.exception()
         log.info("stopping", extra={"turns": daemon.turns_done})
+        return 0
+    except BaseException as exc:
+        error = exc
+        raise
     finally:
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            loop.remove_signal_handler(sig)
-        if source is not None:
-            source.close()
-        if listening is not None and not listening.done():
-            listening.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await listening
-        if api is not None:
-            await api.close()
-        with contextlib.suppress(Exception):
-            await daemon.close()
-    return 0
+        stopping.cancel()
+        await _shut_down(
+            loop.time() + config.daemon.shutdown_s, workers, building, daemon, api, source,
+            listening, error,
+        )  # fmt: skip
+
+
+async def _first(work: asyncio.Future, stopping: asyncio.Task) -> bool:
+    """Wait for `work` unless a stop comes first; False when it did."""
+    await asyncio.wait([work, stopping], return_when=asyncio.FIRST_COMPLETED)
+    return work.done()
+
+
+async def _shut_down(
+    deadline: float, workers: Workers, building: asyncio.Future, daemon: Daemon | None,
+    api: HttpApi | None, source: Any, listening: asyncio.Task | None, error: BaseException | None,
+) -> None:  # fmt: skip
+    """Everything stopped by `deadline` (loop time); what is still running then, native work
+    included, is left to the kernel: the process exits at once (`exit_now`) with the code
+    the error (if any) would have given."""
+    loop = asyncio.get_running_loop()
+
+    def left() -> float:
+        return max(0.0, deadline - FINAL_MARGIN_S - loop.time())
+
+    for sig in (signal.SIGTERM, signal.SIGINT):  # a second signal changes nothing
+        loop.add_signal_handler(sig, lambda: None)
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        loop.remove_signal_handler(signal.SIGHUP)
+    if daemon is None and not building.done():  # a stop while loading: wait for the build
+        await asyncio.wait([building], timeout=left())
+        if building.done() and not building.cancelled() and building.exception() is None:
+            daemon = building.result()
+    unfinished: list[str] = []
+    if source is not None:
+        source.close()
+    if listening is not None and not listening.done():
+        listening.cancel()
+        _, pending = await asyncio.wait([listening], timeout=left())
+        unfinished += ["hearing"] if pending else []
+    if api is not None:
+        _, pending = await asyncio.wait([asyncio.ensure_future(api.close())], timeout=left())
+        unfinished += ["http api"] if pending else []
+    if daemon is not None:
+        unfinished += await daemon.close(left())
+    elif not building.done():
+        unfinished.append("startup")
+    workers.drop_queued()
+    while workers.busy and left() > 0:
+        await asyncio.sleep(0.02)
+    unfinished += [f"{workers.busy} worker jobs"] if workers.busy else []
+    while leftover_threads() and left() > 0:
+        await asyncio.sleep(0.02)
+    unfinished += leftover_threads()
+    # asyncio.run would cancel what is left and wait for it without limit
+    others = asyncio.all_tasks() - {asyncio.current_task(), building}
+    for task in others:
+        task.cancel()
+    if others:
+        _, pending = await asyncio.wait(others, timeout=left())
+        unfinished += [f"task {t.get_name()}" for t in pending]
+    if unfinished:
+        code = 0
+        if error is not None:
+            code = _error_code(error)
+            log.error("sori run failed: %s", error)
+        exit_now(code, ", ".join(unfinished))
+
+
+def _error_code(exc: BaseException) -> int:
+    """The exit code cli.main gives an error (SoriError 2, interrupted 130, others 1)."""
+    if isinstance(exc, SoriError):
+        return 2
+    if isinstance(exc, KeyboardInterrupt):
+        return 130
+    return 1
 
 
 def _hearing(input_name: str, config: Config, daemon: Daemon):  # noqa: ANN202

@@ -403,3 +403,7 @@ class DaemonConfig:
     thinking: bool = True
     """Answer what no preset understands with the language-model tiers ([llm], [router],
     [edge]); false gives a short "not understood" reply instead."""
+    shutdown_s: float = 5.0
+    """Seconds from SIGTERM (or the input file's end) to exit, whatever is still running:
+    turns are cancelled and handlers closed within it; work still running then is left to
+    the kernel (the process exits at once). Keep it below the unit's TimeoutStopSec."""

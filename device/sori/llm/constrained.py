@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,8 +41,16 @@ class Decoded:
     """Steps where the whole vocabulary had to be checked."""
 
 
-def decode(llm: Any, gbnf: str, prompt: list[int], max_tokens: int, top_k: int = 64) -> Decoded:
-    """Greedy, grammar-constrained continuation of `prompt` (token ids)."""
+def decode(
+    llm: Any,
+    gbnf: str,
+    prompt: list[int],
+    max_tokens: int,
+    top_k: int = 64,
+    stopped: Callable[[], bool] = lambda: False,
+) -> Decoded:
+    """Greedy, grammar-constrained continuation of `prompt` (token ids); ends unfinished
+    before the next token once `stopped()` is true (shutdown)."""
     import llama_cpp
     import numpy as np
 
@@ -57,6 +66,8 @@ def decode(llm: Any, gbnf: str, prompt: list[int], max_tokens: int, top_k: int =
     try:
         _evaluate_prompt(llm, prompt)
         for _ in range(max_tokens):
+            if stopped():
+                break
             logits = np.ctypeslib.as_array(llm._ctx.get_logits_ith(-1), shape=(n_vocab,))
             top = np.argpartition(-logits, top_k)[:top_k]
             top = top[np.argsort(-logits[top])]

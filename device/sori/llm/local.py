@@ -11,7 +11,10 @@ matching prefix of its KV cache, so each turn only evaluates the new tokens. Use
 tokenized without special tokens, so "<end_of_turn>" typed by a user is just text.
 
 Inference runs on a worker thread (one generation at a time); the async side receives
-tokens through a queue and can stop a generation between two tokens.
+tokens through a queue and can stop a generation between two tokens. At shutdown `stop()`
+makes loading and every generation end at their next step (llama.cpp cannot be interrupted
+inside one evaluation), and `release()` frees the model while the interpreter still runs:
+native work left running at exit crashes the process.
 """
 
 from __future__ import annotations
@@ -112,6 +115,10 @@ def choose_format(name: str, metadata: dict[str, str]) -> PromptFormat:
     return PROMPT_FORMATS["chatml"]
 
 
+SYSTEM_STEP_TOKENS = 64
+"""The system prompt is evaluated this many tokens at a time, so a load can stop between two
+steps (one step takes tens of milliseconds on a small model)."""
+
 ECHO_GUARD_CHARS = 24
 """An answer that starts with this many characters of the system prompt is a recital."""
 
@@ -150,6 +157,8 @@ class LocalLLM:
         self._lock = threading.Lock()
         """One generation at a time."""
         self._load_lock = threading.Lock()
+        self._stopping = threading.Event()
+        """Set at shutdown: loading and generation end at their next step."""
         self.load_ms = 0.0
         """How long `load()` took, including the system prompt's evaluation."""
 
@@ -162,9 +171,35 @@ class LocalLLM:
         model loads once and the others wait for it.
         """
         with self._load_lock:
+            self._check_running()
             if self._llm is None:
                 self._load()
         return self
+
+    # -- shutdown ------------------------------------------------------------------------
+
+    def stop(self) -> None:
+        """Shutdown: a load in progress ends before its next step, a generation before its
+        next token, and nothing new starts. Does not wait; see `busy` and `release()`."""
+        self._stopping.set()
+
+    @property
+    def busy(self) -> bool:
+        """Whether llama.cpp may be computing on some thread (a load or a generation)."""
+        return self._load_lock.locked() or self._lock.locked()
+
+    def release(self) -> bool:
+        """Free the model now, unless a thread still uses it; True when nothing is left."""
+        if self.busy:
+            return False
+        llm, self._llm = self._llm, None
+        if llm is not None:
+            llm.close()
+        return True
+
+    def _check_running(self) -> None:
+        if self._stopping.is_set():
+            raise ModelError("the local model is stopped: sori is shutting down")
 
     def _load(self) -> None:
         try:
@@ -195,9 +230,14 @@ class LocalLLM:
             schema = json.dumps(intent_schema(self.vocabulary), ensure_ascii=False)
             self._grammar = json_schema_to_gbnf(schema)
             with self._lock:
-                self._llm.create_completion(self._tokens_system(), max_tokens=1, temperature=0.0)
+                system = self._tokens_system()
+                self._llm.reset()
+                for start in range(0, len(system), SYSTEM_STEP_TOKENS):
+                    self._check_running()
+                    self._llm.eval(system[start : start + SYSTEM_STEP_TOKENS])
         except BaseException:
-            self._llm = None  # half-loaded is not loaded
+            llm, self._llm = self._llm, None  # half-loaded is not loaded
+            llm.close()  # freed here, on this thread, not at interpreter exit
             raise
         self.model_path = path
         self.load_ms = (time.perf_counter() - started) * 1000
@@ -252,7 +292,10 @@ class LocalLLM:
         started = time.perf_counter()
         tokens = self.prompt_tokens(ask.history, judge_instruction(ask.text))
         with self._lock:
-            decoded = decode(llm, self._grammar, tokens, self.intent_max_tokens)
+            self._check_running()
+            decoded = decode(
+                llm, self._grammar, tokens, self.intent_max_tokens, stopped=self._stopping.is_set
+            )
         raw = decoded.text
         elapsed_ms = (time.perf_counter() - started) * 1000
         try:
@@ -273,6 +316,7 @@ class LocalLLM:
             llm = self._require()  # on the worker thread: loading never blocks the loop
             tokens = self.prompt_tokens(ask.history, answer_instruction(ask.text, ask.language))
             with self._lock:
+                self._check_running()
                 for chunk in llm.create_completion(
                     tokens,
                     max_tokens=self.max_tokens,
@@ -281,7 +325,7 @@ class LocalLLM:
                     stop=list(self._format.stop),
                     stream=True,
                 ):
-                    if stop.is_set():
+                    if stop.is_set() or self._stopping.is_set():
                         return
                     yield chunk["choices"][0]["text"]
 

@@ -30,6 +30,8 @@ class ReplyCache:
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
+        self._stop_warming = threading.Event()
+        """Set at shutdown: warming ends before its next reply."""
 
     @property
     def rate_hz(self) -> int:
@@ -56,13 +58,22 @@ class ReplyCache:
             self._audio.clear()
 
     def warm(self, texts: Iterable[str]) -> int:
-        """Synthesize and keep every text not yet cached (blocking); returns how many were new."""
+        """Synthesize and keep every text not yet cached (blocking); returns how many were new.
+
+        Stops between two replies once `stop_warming()` was called, so a warming thread never
+        outlives shutdown by more than one synthesis."""
         added = 0
         for text in dict.fromkeys(t for t in texts if t.strip()):
+            if self._stop_warming.is_set():
+                break
             if text not in self and len(text) <= self.max_chars:
                 self._put(text, tuple(self.voice.synthesize(text)))
                 added += 1
         return added
+
+    def stop_warming(self) -> None:
+        """Make `warm()` return before its next reply (shutdown; cannot be undone)."""
+        self._stop_warming.set()
 
     def synthesize(self, text: str) -> Iterator[bytes]:
         """Like `Voice.synthesize`, served from memory when cached; short texts get cached."""
