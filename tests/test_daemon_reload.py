@@ -91,3 +91,42 @@ def test_a_good_reload_is_reported_with_what_needs_a_restart(tmp_path, mosquitto
     assert result["ok"] is True and result["error"] == ""
     assert result["note"] == "restart to apply [vad]"
     assert daemon.reloads == 1
+
+
+def test_sighup_with_an_emptied_file_shows_in_health(tmp_path, mosquitto):
+    """The issue's case end to end: `sori run`, the file emptied, SIGHUP, GET /health."""
+    import signal
+
+    import httpx
+
+    from test_run_command import LogReader, json_logs, sori_run
+
+    config = write_config(tmp_path, mosquitto)
+    json_logs(config)
+    proc = sori_run(
+        "--config", str(config), "--input", "none", "--output", str(tmp_path / "r.wav"),
+        "--http", "127.0.0.1:0", cwd=tmp_path,
+    )  # fmt: skip
+    logs = LogReader(proc)
+    try:
+        url = logs.wait_for("ready")["http"]
+        assert httpx.get(f"{url}/health", timeout=10).json()["reload"] is None
+        config.write_text("")
+        proc.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 60
+        health = {}
+        while time.monotonic() < deadline:
+            health = httpx.get(f"{url}/health", timeout=10).json()
+            if health["reload"] is not None:
+                break
+            time.sleep(0.1)
+        assert health["status"] == "ok" and health["reloads"] == 0
+        assert health["reload"]["ok"] is False
+        assert "refusing to empty the home" in health["reload"]["error"]
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert any("reload refused" in e.get("msg", "") for e in logs.all)
