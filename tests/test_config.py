@@ -61,7 +61,7 @@ def test_invalid_values_name_the_key(toml, message):
 def test_not_toml_is_refused_with_the_file_named(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text("[intents\nlanguage = ko")
-    with pytest.raises(ConfigError, match="bad.toml: not valid TOML"):
+    with pytest.raises(ConfigError, match="bad.toml:1: not valid TOML"):
         load_config(str(bad))
 
 

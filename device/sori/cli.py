@@ -7,6 +7,7 @@ Exit codes: 0 success, 1 the job ran but failed (e.g. conformance failures),
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import logging
 import sys
@@ -35,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    _tolerant_output()
     args = build_parser().parse_args(argv)
     root = logging.getLogger()
     if not root.handlers:  # like logging.basicConfig, with secrets redacted
@@ -53,3 +55,15 @@ def main(argv: list[str] | None = None) -> int:
         # The reader went away (`sori intent ... | head`); that is not our error.
         sys.stderr.close()
         return 0
+
+
+def _tolerant_output() -> None:
+    """Print what the terminal's encoding cannot show as escapes (\\uac70) instead of
+    failing: `PYTHONIOENCODING=ascii sori intent 거실 불 켜줘` must still answer. Input the
+    encoding cannot read becomes U+FFFD rather than an exception."""
+    for stream, errors in ((sys.stdout, "backslashreplace"), (sys.stderr, "backslashreplace"),
+                           (sys.stdin, "replace")):  # fmt: skip
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(ValueError, OSError):  # closed or detached streams
+                reconfigure(errors=errors)

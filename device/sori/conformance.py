@@ -38,21 +38,43 @@ class Result:
 
 
 def load_cases(folder: Path) -> list[Case]:
+    """Every case of the folder's test files; a PackError names the file and entry of any
+    malformed one (the Home Assistant intents test format)."""
     cases = []
     for path in sorted(folder.glob("*.yaml")):
         if path.name.startswith("_"):
             continue
-        data = read_yaml(path)
-        for i, test in enumerate(data.get("tests") or []):
-            try:
-                intent = test["intent"]
-                for sentence in test["sentences"]:
-                    cases.append(
-                        Case(path.name, str(sentence), intent["name"], intent.get("slots") or {})
-                    )
-            except (KeyError, TypeError):
-                raise PackError(f"{path}: tests[{i}] needs 'sentences' and 'intent.name'") from None
+        tests = read_yaml(path).get("tests") or []
+        if not isinstance(tests, list):
+            raise PackError(f"{path}: 'tests' must be a list of tests, got {_kind(tests)}")
+        for i, test in enumerate(tests):
+            cases.extend(_cases(path, i, test))
     return cases
+
+
+def _cases(path: Path, i: int, test: Any) -> list[Case]:
+    where = f"{path}: tests[{i}]"
+    if not isinstance(test, dict):
+        raise PackError(f"{where} must be a mapping with 'sentences' and 'intent'")
+    sentences, intent = test.get("sentences"), test.get("intent")
+    if not isinstance(sentences, list) or not all(isinstance(s, str) for s in sentences):
+        raise PackError(f"{where}.sentences must be a list of sentences, got {_kind(sentences)}")
+    if not isinstance(intent, dict) or not isinstance(intent.get("name"), str):
+        raise PackError(f"{where}.intent must be a mapping with a 'name' (e.g. HassTurnOn)")
+    slots = intent.get("slots") or {}
+    if not isinstance(slots, dict):
+        raise PackError(
+            f"{where}.intent.slots must be a mapping of slot name to value, got {_kind(slots)}"
+        )
+    for name, value in slots.items():
+        scalars = value if isinstance(value, list) else [value]
+        if not all(isinstance(v, str | int | float) for v in scalars):
+            raise PackError(f"{where}.intent.slots.{name} must be text or a number")
+    return [Case(path.name, s, intent["name"], slots) for s in sentences]
+
+
+def _kind(value: Any) -> str:
+    return {dict: "a mapping", list: "a list", str: "text"}.get(type(value), type(value).__name__)
 
 
 def run_cases(cases: list[Case], presets: Presets) -> Result:

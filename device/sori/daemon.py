@@ -14,6 +14,7 @@ import contextlib
 import itertools
 import logging
 import threading
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import asdict
 from typing import Any, Protocol
@@ -91,8 +92,13 @@ class Daemon:
         self._heard: dict[int, UtteranceHeard] = {}
         self.turns_done = 0
         self.reloads = 0
-        self.reloader: Callable[[], None] | None = None
-        """Re-reads packs and home (set by the builder); run on a worker thread by reload()."""
+        self.last_reload: dict[str, Any] | None = None
+        """The last SIGHUP's result for /health: ok, error (the reason), t (Unix seconds)."""
+        self._reloading = asyncio.Lock()
+        self.reloader: Callable[[], str | None] | None = None
+        """Checks the whole new config, then swaps packs and home (set by the builder); run on
+        a worker thread by reload(). It raises to refuse, and may return a note ("restart to
+        apply [vad]")."""
         self.closers: list[Callable[[], Awaitable[None]]] = []
         """Coroutines to await at shutdown (edge clients, the local model, ...)."""
         self.stoppers: list[Callable[[], None]] = []
@@ -320,24 +326,36 @@ class Daemon:
     # -- lifecycle ---------------------------------------------------------------------------
 
     async def reload(self) -> bool:
-        """SIGHUP: re-read packs and home on a worker thread; audio keeps flowing."""
+        """SIGHUP: read and check the whole new config on a worker thread, then swap packs
+        and home; audio keeps flowing. A refused reload changes nothing; `health()` tells
+        the last result."""
         if self.reloader is None:
             return False
-        try:
-            await asyncio.to_thread(self.reloader)
-        except Exception as exc:  # a bad edit keeps the running config
-            log.error("reload failed, keeping the running config: %s", exc)
-            self.metrics.count_error("reload")
-            return False
-        self.reloads += 1
-        log.info("reloaded packs and home")
-        return True
+        async with self._reloading:  # two quick SIGHUPs check and swap one after the other
+            try:
+                note = await asyncio.to_thread(self.reloader)
+            except Exception as exc:  # a bad edit keeps the running config
+                log.error("reload refused, keeping the running config: %s", exc)
+                self.metrics.count_error("reload")
+                self.last_reload = {"ok": False, "error": str(exc), "t": time.time()}
+                return False
+            self.reloads += 1
+            self.last_reload = {"ok": True, "error": "", "t": time.time()}
+            if note:
+                self.last_reload["note"] = note
+                log.warning("reloaded packs and home; %s", note)
+            else:
+                log.info("reloaded packs and home")
+            return True
 
     def health(self) -> dict[str, Any]:
+        """Liveness ("status" stays "ok" while turns run: a refused reload leaves the
+        running config in service) and the last reload's result (null before any)."""
         return {
             "status": "ok",
             "turns": self.turns_done,
             "reloads": self.reloads,
+            "reload": self.last_reload,
             "playing": self.player.playing,
             "timers": len(self.timers.active()),
         }

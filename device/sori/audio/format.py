@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import logging
+import struct
 import wave
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,16 @@ SAMPLE_BYTES = 2
 """Bytes per sample of the pipeline (signed 16-bit)."""
 FRAME_MS_CHOICES = (10, 20, 30)
 """Frame lengths webrtcvad accepts."""
+MIN_RATE_HZ = 8_000
+"""Lowest input sample rate accepted (telephone audio); below it speech is not intelligible
+and resampling up would multiply the data (1 Hz → 16 kHz is 16,000 times)."""
+MAX_RATE_HZ = 192_000
+"""Highest input sample rate accepted (studio audio)."""
+MAX_CHANNELS = 32
+"""Most input channels accepted."""
+MAX_DECODED_BYTES = 1 << 30
+"""Most float samples one file may decode into, in bytes (about 4.6 hours of 16 kHz mono);
+checked from the header before anything is read."""
 
 RAW_FORMATS = {
     "s16le": np.dtype("<i2"),
@@ -65,6 +76,39 @@ def check_frame_ms(frame_ms: int) -> int:
     return frame_ms
 
 
+def check_rate(rate_hz: int, what: str = "audio") -> int:
+    """`rate_hz` if it is within 8-192 kHz, else an AudioError that says what to do."""
+    if isinstance(rate_hz, bool) or not isinstance(rate_hz, int | float):
+        raise AudioError(f"{what}: sample rate must be a number of Hz, got {rate_hz!r}")
+    if not MIN_RATE_HZ <= rate_hz <= MAX_RATE_HZ:
+        raise AudioError(
+            f"{what}: sample rate {rate_hz} Hz is outside {MIN_RATE_HZ}-{MAX_RATE_HZ} Hz; "
+            "give 16000 Hz audio (sox in.wav -r 16000 out.wav)"
+        )
+    return int(rate_hz)
+
+
+def check_channels(channels: int, what: str = "audio") -> int:
+    """`channels` if it is 1-32, else an AudioError."""
+    if isinstance(channels, bool) or not isinstance(channels, int):
+        raise AudioError(f"{what}: channel count must be a whole number, got {channels!r}")
+    if not 1 <= channels <= MAX_CHANNELS:
+        raise AudioError(
+            f"{what}: {channels} channels is outside 1-{MAX_CHANNELS}; give mono audio"
+        )
+    return channels
+
+
+def check_size(frames: int, channels: int, what: str = "audio") -> None:
+    """Refuse a file whose samples would decode into more than MAX_DECODED_BYTES."""
+    if frames < 0 or frames * channels * 4 > MAX_DECODED_BYTES:
+        raise AudioError(
+            f"{what}: {frames} samples × {channels} channels is more than "
+            f"{MAX_DECODED_BYTES >> 20} MiB decoded; split the recording (sox in.wav out.wav "
+            "trim 0 3600 : newfile : restart)"
+        )
+
+
 def frame_bytes(frame_ms: int) -> int:
     """Bytes in one pipeline frame of `frame_ms` milliseconds."""
     return RATE_HZ * frame_ms // 1000 * SAMPLE_BYTES
@@ -72,8 +116,7 @@ def frame_bytes(frame_ms: int) -> int:
 
 def to_pipeline(samples: np.ndarray, rate_hz: int) -> bytes:
     """Float samples in [-1, 1], shape (n,) or (n, channels), at `rate_hz` → 16 kHz mono s16le."""
-    if rate_hz <= 0:
-        raise AudioError(f"sample rate must be positive, got {rate_hz}")
+    check_rate(rate_hz)
     x = np.asarray(samples, dtype=np.float32)
     if x.ndim == 2:
         x = x.mean(axis=1) if x.shape[1] > 1 else x[:, 0]
@@ -111,8 +154,7 @@ def decode_raw(data: bytes, sample_format: str, rate_hz: int, channels: int = 1)
         raise AudioError(
             f"unknown raw format {sample_format!r}; use one of {', '.join(RAW_FORMATS)}"
         )
-    if channels < 1:
-        raise AudioError(f"channel count must be at least 1, got {channels}")
+    check_channels(channels)
     step = dtype.itemsize * channels
     usable = len(data) - len(data) % step
     x = np.frombuffer(data[:usable], dtype=dtype).reshape(-1, channels)
@@ -157,8 +199,13 @@ def _decode(path: Path, head: bytes) -> tuple[np.ndarray, int]:
             "apt-get install libsndfile1 && pip install soundfile"
         )
     try:
+        info = soundfile.info(str(path))  # the header only: check before decoding
+        rate_hz, channels, frames = int(info.samplerate), int(info.channels), int(info.frames)
+        check_rate(rate_hz, str(path))
+        check_channels(channels, str(path))
+        check_size(frames, channels, str(path))
         samples, rate_hz = soundfile.read(str(path), dtype="float32", always_2d=True)
-    except (RuntimeError, ValueError, TypeError) as exc:  # LibsndfileError is a RuntimeError
+    except (RuntimeError, ValueError, TypeError, EOFError) as exc:  # LibsndfileError: Runtime
         reason = str(exc).split(":", 1)[-1].strip() or "unknown error"
         if head[:4] == b"RIFF":
             raise AudioError(f"{path}: broken or truncated WAV file ({reason})") from None
@@ -173,8 +220,14 @@ def _decode_wave(path: Path) -> tuple[np.ndarray, int]:
     try:
         with wave.open(str(path), "rb") as w:
             width, channels, rate_hz = w.getsampwidth(), w.getnchannels(), w.getframerate()
-            data = w.readframes(w.getnframes())
-    except (wave.Error, EOFError) as exc:
+            check_rate(rate_hz, str(path))
+            check_channels(channels, str(path))
+            frames = min(w.getnframes(), path.stat().st_size // max(1, width * channels))
+            check_size(frames, channels, str(path))
+            data = w.readframes(frames)
+    # wave raises a bare RuntimeError for a chunk size past the file, struct.error for short
+    # fields, ValueError for odd widths.
+    except (wave.Error, EOFError, ValueError, RuntimeError, struct.error) as exc:
         raise AudioError(f"{path}: broken or truncated WAV file ({exc})") from None
     names = {1: "u8", 2: "s16le", 4: "s32le"}
     if width not in names:

@@ -19,6 +19,8 @@ from sori.audio.format import (
     RATE_HZ,
     RAW_FORMATS,
     AudioFrame,
+    check_channels,
+    check_rate,
     decode_raw,
     float_to_s16,
     read_file,
@@ -79,8 +81,10 @@ class RawSource:
             raise AudioError(
                 f"unknown raw format {sample_format!r}; use one of {', '.join(RAW_FORMATS)}"
             )
-        if rate_hz <= 0 or channels <= 0:
-            raise AudioError(f"{name}: rate and channels must be positive")
+        check_rate(rate_hz, f"{name} (--rate)")
+        check_channels(channels, f"{name} (--channels)")
+        if not 0 < read_bytes <= 1 << 20:
+            raise AudioError(f"{name}: read size {read_bytes} must be 1 byte to 1 MiB")
         self.name = name
         self._stream = stream
         self._format = sample_format

@@ -13,7 +13,7 @@ import json
 import sys
 from typing import Any
 
-from sori.audio.format import RAW_FORMATS
+from sori.audio.format import RAW_FORMATS, check_channels, check_rate
 from sori.audio.sources import FileSource, RawSource
 from sori.clock import MonotonicClock
 from sori.commands.hearing import build_hearing, build_recognizer
@@ -65,6 +65,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def run(args: argparse.Namespace) -> int:
+    if "-" in args.files:  # refused at once, before models and packs load
+        try:
+            check_rate(args.rate, "stdin (--rate)")
+            check_channels(args.channels, "stdin (--channels)")
+        except AudioError as exc:
+            print(f"sori replay: {exc}", file=sys.stderr)
+            return 2
     config, presets = load_understanding(args)
     frame_ms = config.audio.frame_ms
     sources: list[Any] = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import signal
 import threading
@@ -19,6 +20,7 @@ from sori.assemble import (
     build_voice,
     replies,
     routes,
+    used_handlers,
 )
 from sori.clock import Clock, MonotonicClock
 from sori.commands.options import add_home_options, load_home, presets_from_config
@@ -32,7 +34,7 @@ from sori.commands.shutdown import (
 )
 from sori.config import Config
 from sori.daemon import Daemon
-from sori.errors import SoriError
+from sori.errors import ConfigError, SoriError
 from sori.home import Home
 from sori.http_api import HttpApi
 from sori.logs import setup_logging
@@ -126,13 +128,31 @@ def build_daemon(
         earcon=config.daemon.earcon,
     )
 
-    def reload() -> None:
-        new_config, new_home = load_home(args)
-        new_presets = presets_from_config(new_config.intents, new_home)
+    def reload() -> str:
+        """Validate the whole new config, then swap presets and home; nothing is swapped
+        when any check fails. Returns a note on what needs a restart ("" when nothing)."""
+        new_config, new_home = load_home(args)  # every key checked; ConfigError names it
+        where = new_config.source or "config"
+        running_home = registry.home
+        if running_home.devices and not new_home.devices:
+            raise ConfigError(
+                f"{where}: the new config has no devices (home.devices is empty) while "
+                f"{len(running_home.devices)} are in use; refusing to empty the home. Fix the "
+                "file and send SIGHUP again"
+            )
+        changed = handler_changes(config, new_config)
+        if changed:
+            raise ConfigError(
+                f"{where}: {'; '.join(changed)}; handlers are built once at start: restart "
+                "to change handlers (sudo systemctl restart sori)"
+            )
+        new_presets = presets_from_config(new_config.intents, new_home)  # a bad pack raises
         understanding.current = new_presets
         registry.reload(new_home, routes(new_config))
         if new_config.tts.cache:
             _warm_later(cache, new_presets, new_config.tts.cache_size)
+        later = restart_sections(config, new_config)
+        return f"restart to apply [{'], ['.join(later)}]" if later else ""
 
     daemon.reloader = reload
     daemon.closers.extend(closers)
@@ -141,6 +161,49 @@ def build_daemon(
     if config.tts.cache and warm_presets:
         daemon.threads.append(_warm_later(cache, presets, config.tts.cache_size))
     return daemon
+
+
+HANDLER_SECTIONS = {
+    "mqtt": "mqtt",
+    "home_assistant": "home_assistant",
+    "webhook": "webhook",
+    "shell": "shell",
+}
+"""Handler name → the config section its connection is built from."""
+RELOADED_SECTIONS = ("home", "intents", "source")
+"""What SIGHUP applies; every other section is read once at start."""
+
+
+def handler_changes(running: Config, new: Config) -> list[str]:
+    """How `new` would change the handlers built from `running`, in words; empty if not."""
+    old_used, new_used = used_handlers(running), used_handlers(new)
+    changes = []
+    if new.actions.default_handler != running.actions.default_handler:
+        changes.append(
+            f"actions.default_handler changes from {running.actions.default_handler!r} "
+            f"to {new.actions.default_handler!r}"
+        )
+    if new_used - old_used:
+        changes.append(f"handler {', '.join(sorted(new_used - old_used))} would be added")
+    if old_used - new_used:
+        changes.append(f"handler {', '.join(sorted(old_used - new_used))} would be removed")
+    if new.actions.timeout_s != running.actions.timeout_s:
+        changes.append("actions.timeout_s changes")
+    for name in sorted(old_used & new_used):
+        section = HANDLER_SECTIONS.get(name)
+        if section and getattr(new, section) != getattr(running, section):
+            changes.append(f"[{section}] changes")
+    return changes
+
+
+def restart_sections(running: Config, new: Config) -> list[str]:
+    """Sections that differ but take effect only after a restart (handlers excluded)."""
+    skip = {*RELOADED_SECTIONS, *HANDLER_SECTIONS.values(), "actions"}
+    return [
+        f.name
+        for f in dataclasses.fields(Config)
+        if f.name not in skip and getattr(new, f.name) != getattr(running, f.name)
+    ]
 
 
 def _thinking(config: Config, presets: Any) -> tuple[Any, list, list, list[threading.Thread]]:

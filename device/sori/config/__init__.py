@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import tomllib
+import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sori.config.schema import build
+from sori.config.schema import build, check_depth
 from sori.config.sections import (
     ActionsConfig,
     AreaConfig,
@@ -79,6 +81,7 @@ __all__ = [
     "find_config",
     "load_config",
     "parse_config",
+    "parse_toml",
 ]
 
 
@@ -158,16 +161,50 @@ def load_config(explicit: str | None = None) -> Config:
     if path is None:
         return Config()
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        text = path.read_text(encoding="utf-8-sig")  # "-sig": a UTF-8 BOM is dropped
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read: {exc}") from None
-    return parse_config(data, source=str(path))
+        raise ConfigError(f"{path}: cannot read as UTF-8 text: {exc}") from None
+    return parse_config(parse_toml(text, str(path)), source=str(path))
+
+
+_TOML_HINTS = (
+    ("invalid statement", "each line is `key = value`, `[section]` or `[[list]]`"),
+    ("after a key", "each line is `key = value`, `[section]` or `[[list]]`"),
+    ("invalid value", 'strings need quotes (key = "text"); true/false are lower case'),
+    ("unclosed", "close the bracket or quote opened on this line"),
+    ("unterminated", 'close the quote (""" for text over several lines)'),
+    ("cannot overwrite", "a key or section appears twice; keep one"),
+    ("cannot declare", "a key or section appears twice; keep one"),
+    ("expected", "check the punctuation around this point"),
+)
+
+
+def parse_toml(text: str, source: str = "") -> dict[str, Any]:
+    """TOML text as a dict, or a ConfigError with the file, line and a hint."""
+    where = source or "config"
+    text = text.removeprefix("\ufeff")
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        message = str(exc)
+        found = re.search(r"\(at line (\d+), column (\d+)\)", message)
+        reason = message[: found.start()].strip() if found else message
+        line = f":{found.group(1)}" if found else ""
+        column = f" (column {found.group(2)})" if found else ""
+        hint = next((h for k, h in _TOML_HINTS if k in reason.lower()), "see sori.example.toml")
+        raise ConfigError(f"{where}{line}: not valid TOML{column}: {reason}; {hint}") from None
+    except RecursionError:
+        raise ConfigError(
+            f"{where}: tables or lists are nested too deeply to read; "
+            f"sori.toml needs no more than 4 levels (see sori.example.toml)"
+        ) from None
 
 
 def parse_config(data: dict[str, Any], source: str = "") -> Config:
     """Validate a parsed TOML document into a `Config`."""
+    check_depth(data, source)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source or 'config'}: the top level must be a table")
     config = build(Config, {k: v for k, v in data.items() if k != "source"}, "", source)
     _check_home(config.home, source)
     _check_edge(config.edge, source)
@@ -188,9 +225,9 @@ def _check_shutdown(shutdown_s: float, source: str) -> None:
 
 def _check_home(home: HomeConfig, source: str) -> None:
     where = f"{source}: " if source else ""
+    _unique([a.id for a in home.areas], "home.areas", where)
+    _unique([d.id for d in home.devices], "home.devices", where)
     area_ids = [a.id for a in home.areas]
-    if len(set(area_ids)) != len(area_ids):
-        raise ConfigError(f"{where}home.areas: area ids must be unique")
     if home.area and home.area not in area_ids:
         raise ConfigError(f"{where}home.area = {home.area!r} is not one of home.areas' ids")
     for i, device in enumerate(home.devices):
@@ -204,10 +241,31 @@ def _check_home(home: HomeConfig, source: str) -> None:
             )
 
 
+def _unique(ids: list[str], table: str, where: str) -> None:
+    """Refuse a repeated id, naming both places it stands."""
+    first: dict[str, int] = {}
+    for i, id_ in enumerate(ids):
+        if id_ in first:
+            raise ConfigError(
+                f"{where}{table}[{i}].id = {id_!r} repeats {table}[{first[id_]}].id; "
+                "ids must be unique: rename or remove one"
+            )
+        first[id_] = i
+
+
+def _port_ok(url: str) -> bool:
+    """Whether a URL's port, when it has one, is 1-65535."""
+    try:
+        port = urllib.parse.urlsplit(url).port
+    except ValueError:
+        return False
+    return port is None or 1 <= port <= 65535
+
+
 def _check_edge(edge: EdgeConfig, source: str) -> None:
     where = f"{source}: " if source else ""
     for i, endpoint in enumerate(edge.endpoints):
-        if not endpoint.url.startswith(("http://", "https://")):
+        if not endpoint.url.startswith(("http://", "https://")) or not _port_ok(endpoint.url):
             raise ConfigError(
                 f"{where}edge.endpoints[{i}].url = {endpoint.url!r} must start with http:// or "
                 "https:// (e.g. http://10.0.0.5:8000/v1)"
@@ -241,15 +299,18 @@ def _check_speaking(config: Config, source: str) -> None:
                 f"{', '.join(HANDLERS)}"
             )
         used.add(device.handler or config.actions.default_handler)
-    if "mqtt" in used and not config.mqtt.url.startswith(("mqtt://", "mqtts://")):
-        fail(f"mqtt.url = {config.mqtt.url!r} must look like mqtt://HOST:PORT")
-    if config.mqtt.qos not in (0, 1, 2):
-        fail(f"mqtt.qos = {config.mqtt.qos} must be 0, 1 or 2")
-    if "home_assistant" in used and not config.home_assistant.url.startswith(
-        ("http://", "https://")
+    if "mqtt" in used and not (
+        config.mqtt.url.startswith(("mqtt://", "mqtts://")) and _port_ok(config.mqtt.url)
+    ):
+        fail(f"mqtt.url = {config.mqtt.url!r} must look like mqtt://HOST:PORT (port 1-65535)")
+    if "home_assistant" in used and not (
+        config.home_assistant.url.startswith(("http://", "https://"))
+        and _port_ok(config.home_assistant.url)
     ):
         fail("home_assistant.url must be set (http://HOST:8123) when a device uses it")
-    if "webhook" in used and not config.webhook.url.startswith(("http://", "https://")):
+    if "webhook" in used and not (
+        config.webhook.url.startswith(("http://", "https://")) and _port_ok(config.webhook.url)
+    ):
         fail("webhook.url must be set (http:// or https://) when a device uses it")
     for program in config.shell.allow:
         if not program.startswith("/"):
@@ -261,9 +322,10 @@ def _check_speaking(config: Config, source: str) -> None:
             fail(f"shell.commands.{key}: {argv[0]!r} is not in shell.allow")
     if config.http.bind:
         host, _, port = config.http.bind.rpartition(":")
-        if not host or not port.isdigit() or not 0 <= int(port) < 65536:
-            fail(f"http.bind = {config.http.bind!r} must be HOST:PORT, e.g. 127.0.0.1:8377")
+        if not host or not re.fullmatch(r"[0-9]{1,5}", port) or not 1 <= int(port) <= 65535:
+            fail(
+                f"http.bind = {config.http.bind!r} must be HOST:PORT with a port from 1 to "
+                "65535, e.g. 127.0.0.1:8377"
+            )
     if config.daemon.log_format not in ("json", "text"):
         fail(f"daemon.log_format = {config.daemon.log_format!r} must be json or text")
-    if config.actions.timeout_s <= 0:
-        fail("actions.timeout_s must be above 0")

