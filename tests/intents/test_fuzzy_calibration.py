@@ -23,7 +23,9 @@ def test_default_threshold_fires_no_wrong_device_and_recovers_most_errors(monkey
     row = next(r for r in report["rows"] if r["threshold"] == IntentsConfig().fuzzy_threshold)
     assert row["wrong_fires"] == 0
     assert row["false_fires"] == 0
-    assert row["recall"] >= 0.6
+    # Edits are licensed only inside words of three syllables or more (issue 9): most
+    # one-jamo errors in short words (켜 → 커, 거실 → 꺼실) are no longer guessed at.
+    assert row["recall"] >= 0.25
 
 
 def test_corruption_changes_one_syllable_at_most():

@@ -27,13 +27,13 @@ from sori.intents.slots import (
     rule_list,
 )
 from sori.intents.templates import Pack, expand_block, merge_packs, parse_pack
-from sori.intents.trie import Node, build_trie
+from sori.intents.trie import Node, build_trie, template_words
 
 
 def home_lists(home: Home) -> dict[str, SlotList]:
     """The `area` and `name` lists from the home's areas and devices."""
     areas = [
-        (canonical_word(name), ListValue(area.name, {"area": area.id}))
+        (canonical_word(name), ListValue(area.name, {"area": area.id}), name)
         for area in home.areas
         for name in area.names
     ]
@@ -44,7 +44,9 @@ def home_lists(home: Home) -> dict[str, SlotList]:
             context["device_class"] = device.device_class
         if device.area:
             context["device_area"] = device.area
-        devices.extend((canonical_word(n), ListValue(device.name, context)) for n in device.names)
+        devices.extend(
+            (canonical_word(n), ListValue(device.name, context), n) for n in device.names
+        )
     return {
         "area": TextList(areas, [n for area in home.areas for n in area.names]),
         "name": TextList(devices, [n for device in home.devices for n in device.names]),
@@ -71,6 +73,10 @@ def compile_pack(pack: Pack, home: Home, fuzzy_threshold: float | None) -> Prese
     )
     lists.update((name, rule_list(texts)) for name, texts in rule_texts.items())
     _add_inline_ranges(root, lists)
+    known = template_words(root)
+    for slot_list in lists.values():
+        if isinstance(slot_list, TextList):
+            known.update(slot_list.words())
     return Presets(
         language=pack.language,
         home=home,
@@ -81,6 +87,7 @@ def compile_pack(pack: Pack, home: Home, fuzzy_threshold: float | None) -> Prese
         skip_words=frozenset(normalize_spoken(w) for w in pack.skip_words),
         fuzzy_threshold=fuzzy_threshold,
         template_count=count,
+        known_words=frozenset(known),
     )
 
 

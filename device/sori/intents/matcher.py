@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sori.intents.jamo import syllable_cost
+from sori.intents.jamo import is_hangul, syllable_cost
 from sori.intents.korean import particle_lengths
-from sori.intents.slots import ListValue, SlotList, TextList
+from sori.intents.slots import MAX_WORD_EDITS, MIN_EDITED_WORD, ListValue, SlotList, TextList
 from sori.intents.trie import Node, Terminal
 
 # A search stops collecting after this many candidates (wildcards can make many).
@@ -97,48 +97,101 @@ def match_exact(root: Node, text: str, lookup: Lookup) -> list[Candidate]:
     return found
 
 
-def match_fuzzy(root: Node, text: str, lookup: Lookup, budget: float) -> list[Candidate]:
-    """Templates within `budget` edits of `text`, with syllable substitutions costed by jamo.
+def match_fuzzy(
+    root: Node,
+    text: str,
+    lookup: Lookup,
+    budget: float,
+    known: frozenset[str] = frozenset(),
+    heard: tuple[int, ...] | None = None,
+) -> list[Candidate]:
+    """Templates within `budget` edits of `text`, under the licence rules of `edit_allowed`.
 
-    Wildcards take no part: a fuzzy wildcard would fit anything.
+    The walk keeps, for the known word (template word or list value) being matched, how
+    many edits it took and where it began in `text`; a word that took an edit must be
+    long enough, took only one, and must not have been heard as another known word
+    (`known`); and the heard word the edit falls in (`heard`, lengths per character of
+    `text`, see korean.heard_word_lengths) must be as long. Wildcards take no part: a
+    fuzzy wildcard would fit anything.
     """
     found: list[Candidate] = []
-    best: dict[tuple[int, int], float] = {}
+    if heard is None:
+        heard = (len(text),) * len(text)
+    # Where an edit may fall: a character of a long enough heard word.
+    editable = tuple(n >= MIN_EDITED_WORD for n in heard) + (False,)
+    best: dict[tuple[int, int, int], float] = {}
     end_of_text = len(text)
 
-    def walk(node: Node, pos: int, captures: tuple[Capture, ...], cost: float) -> None:
-        key = (id(node), pos)
+    def word_ok(length: int, edits: int, start: int, pos: int) -> bool:
+        return not edits or (
+            edits <= MAX_WORD_EDITS and length >= MIN_EDITED_WORD and text[start:pos] not in known
+        )
+
+    def walk(
+        node: Node,
+        pos: int,
+        captures: tuple[Capture, ...],
+        cost: float,
+        depth: int,
+        edits: int,
+        start: int,
+    ) -> None:
+        # depth: characters of the current template word matched so far; edits: edits
+        # inside it; start: where in `text` it began.
+        key = (id(node), pos, edits)
         seen = best.get(key)
         if (seen is not None and cost >= seen + AMBIGUITY_MARGIN) or len(found) >= MAX_CANDIDATES:
             return
         if seen is None or cost < seen:
             best[key] = cost
-        if pos == end_of_text:
+        closes = word_ok(depth, edits, start, pos)
+        if pos == end_of_text and closes:
             found.extend(Candidate(t, captures, cost, 0) for t in node.ends)
         spoken = text[pos] if pos < end_of_text else None
+        may_edit = edits < MAX_WORD_EDITS
+        # A dropped syllable is charged to the heard word it was dropped from (the one
+        # before the gap).
+        may_drop = pos > 0 and editable[pos - 1]
         for char, child in node.chars.items():
-            if spoken is not None:
+            if char == spoken:
+                walk(child, pos + 1, captures, cost, depth + 1, edits, start)
+                continue
+            if not may_edit or child.longest < MIN_EDITED_WORD or not is_hangul(char):
+                continue
+            if spoken is not None and editable[pos] and is_hangul(spoken):
                 near = syllable_cost(char, spoken)
                 if near <= MAX_SUBSTITUTION and cost + near <= budget:
-                    walk(child, pos + 1, captures, cost + near)
-            if cost + 1.0 <= budget:
-                walk(child, pos, captures, cost + 1.0)
-        if spoken is not None and cost + 1.0 <= budget and node is not root:
-            walk(node, pos + 1, captures, cost + 1.0)
+                    walk(child, pos + 1, captures, cost + near, depth + 1, edits + 1, start)
+            if may_drop and cost + 1.0 <= budget:  # the recognizer dropped a syllable
+                walk(child, pos, captures, cost + 1.0, depth + 1, edits + 1, start)
+        if (
+            spoken is not None
+            and may_edit
+            and depth  # inside a word: a whole extra word is never skipped
+            and node.longest >= MIN_EDITED_WORD
+            and editable[pos]
+            and is_hangul(spoken)
+            and cost + 1.0 <= budget
+        ):  # the recognizer added a syllable inside the word
+            walk(node, pos + 1, captures, cost + 1.0, depth, edits + 1, start)
+        if not closes:
+            return
         if node.boundary is not None:
-            walk(node.boundary, pos, captures, cost)
+            walk(node.boundary, pos, captures, cost, 0, 0, pos)
             for length in particle_lengths(text, pos):
-                walk(node.boundary, pos + length, captures, cost)
+                walk(node.boundary, pos + length, captures, cost, 0, 0, pos + length)
         for ref, child in node.slots.items():
             slot_list = lookup(ref.list_name)
             if isinstance(slot_list, TextList):
-                for end, value, extra in slot_list.fuzzy_matches(text, pos, budget - cost):
+                for end, value, extra in slot_list.fuzzy_matches(
+                    text, pos, budget - cost, known, editable
+                ):
                     capture = Capture(ref.slot_name, value, pos, end, "text")
-                    walk(child, end, (*captures, capture), cost + extra)
+                    walk(child, end, (*captures, capture), cost + extra, 0, 0, end)
             elif slot_list is not None and slot_list.kind == "range":
                 for end, value in slot_list.matches(text, pos):
                     capture = Capture(ref.slot_name, value, pos, end, "range")
-                    walk(child, end, (*captures, capture), cost)
+                    walk(child, end, (*captures, capture), cost, 0, 0, end)
 
-    walk(root, 0, (), 0.0)
+    walk(root, 0, (), 0.0, 0, 0, 0)
     return found
