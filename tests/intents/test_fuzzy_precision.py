@@ -123,3 +123,32 @@ def test_an_edit_never_turns_a_known_word_into_another(presets):
     assert found is not None and found.intent == "HassTurnOff"
     # 알람 is heard exactly; an edit may not make 알람 7시 into a seven-hour timer.
     assert presets.match("알람 7시에 맞춰줘") is None
+
+
+@pytest.mark.parametrize(
+    ("heard", "intent", "slot", "value"),
+    [
+        ("커튼 닫아져", "HassTurnOff", "device_class", "curtain"),  # 져 heard for 줘
+        ("에어컨 이십삼 도로 맞쳐 줘", "HassClimateSetTemperature", "temperature", 23),
+    ],
+)
+def test_a_misheard_predicate_is_repaired_when_every_noun_was_heard(
+    presets, heard, intent, slot, value
+):
+    found = presets.match(heard)
+    assert found is not None and found.intent == intent
+    assert found.slots[slot] == value
+
+
+@pytest.mark.parametrize(
+    "heard",
+    [
+        "창문 닦아 줘",  # 닦아 is another verb: ㄲ/ㄷ do not sound alike
+        "잠깐 멈춰 서",  # an extra syllable after the verb is another sentence
+        "암방 에어컨 꺼실 켜 줘",  # a noun and a predicate both off: no guess
+        "선풍기 켜",  # 켜 is a command verb: never edited into 꺼
+    ],
+)
+def test_the_predicate_licence_stays_narrow(presets, heard):
+    found = presets.match(heard)
+    assert found is None or found.confidence == 1.0

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from sori.errors import PackError
 from sori.home import Home
-from sori.intents.korean import canonical_word, normalize_spoken
+from sori.intents.korean import canonical_word, is_verb_form, normalize_spoken
 from sori.intents.loader import home_assistant_pack, pack_files, read_pack
 from sori.intents.presets import (
     DEFAULT_FUZZY_THRESHOLD,
@@ -27,7 +27,7 @@ from sori.intents.slots import (
     rule_list,
 )
 from sori.intents.templates import Pack, expand_block, merge_packs, parse_pack
-from sori.intents.trie import Node, build_trie, template_words
+from sori.intents.trie import Node, build_trie, final_words, mark_predicates, template_words
 
 
 def home_lists(home: Home) -> dict[str, SlotList]:
@@ -77,6 +77,8 @@ def compile_pack(pack: Pack, home: Home, fuzzy_threshold: float | None) -> Prese
     for slot_list in lists.values():
         if isinstance(slot_list, TextList):
             known.update(slot_list.words())
+    mark_predicates(root, is_verb_form)
+    verbs = _command_verbs(root, lists)
     return Presets(
         language=pack.language,
         home=home,
@@ -88,6 +90,7 @@ def compile_pack(pack: Pack, home: Home, fuzzy_threshold: float | None) -> Prese
         fuzzy_threshold=fuzzy_threshold,
         template_count=count,
         known_words=frozenset(known),
+        command_verbs=verbs,
     )
 
 
@@ -126,3 +129,20 @@ def load_presets(
     presets = compile_pack(merge_packs(packs), home or Home(), fuzzy_threshold)
     presets.compile_seconds = time.perf_counter() - started
     return presets
+
+
+def _command_verbs(root: Node, lists: dict[str, SlotList]) -> frozenset[str]:
+    """Words of verb form that end a command's template (켜, 꺼, 열어, 닫아): a predicate
+    heard as one of these is what the user said, never a mishearing of another. Query
+    intents (Home Assistant names them Hass…Get…) end on nouns as often as verbs (켜진
+    거), and a query never fires a device, so their last words do not count."""
+
+    def list_words(name: str):
+        slot_list = lists.get(name)
+        return slot_list.words() if isinstance(slot_list, TextList) else ()
+
+    return frozenset(
+        word
+        for word, terminals in final_words(root, list_words)
+        if is_verb_form(word) and any("Get" not in t.block.intent for t in terminals)
+    )

@@ -267,3 +267,19 @@ def heard_word_lengths(spoken: Canonical) -> tuple[int, ...]:
         for i in positions:
             lengths[i] = end - start - cut
     return tuple(lengths)
+
+
+# The vowels a verb's request form (the -아/-어 infinitive, 해) ends in: 켜, 꺼, 열어,
+# 닫아, 맞춰, 잠가, 해. A noun may end so too (노래), so this is one test of several.
+_VERB_VOWELS = frozenset("ㅏㅓㅕㅘㅝㅐ")
+
+
+def is_verb_form(word: str) -> bool:
+    """True when `word` ends as a verb's request form does: an open syllable whose vowel
+    is ㅏ ㅓ ㅕ ㅘ ㅝ or ㅐ (켜, 닫아, 맞춰, 해), never a consonant or a number."""
+    return (
+        bool(word)
+        and is_hangul(word[-1])
+        and not has_final(word[-1])
+        and (medial(word[-1]) in _VERB_VOWELS)
+    )

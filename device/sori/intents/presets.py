@@ -86,6 +86,9 @@ class Presets:
     known_words: frozenset[str] = frozenset()
     """Every template word and list value (canonical): a word heard exactly as one of
     these is what the user said, and a fuzzy edit may not turn it into another."""
+    command_verbs: frozenset[str] = frozenset()
+    """Words of verb form that end a command (켜, 꺼, 열어): a predicate heard as one of
+    these is never edited into another (see matcher.match_fuzzy)."""
     compile_seconds: float = 0.0
     """Time spent loading and compiling."""
 
@@ -131,6 +134,7 @@ class Presets:
             budget,
             self.known_words,
             heard_word_lengths(spoken),
+            self.command_verbs,
         )
         resolved = [(c, r) for c in candidates if (r := self._resolve(c, spoken)) is not None]
         if not resolved:

@@ -14,8 +14,8 @@ from typing import Any
 from hassil.expression import Sentence
 
 from sori.errors import PackError
-from sori.intents.jamo import is_hangul, syllable_cost
-from sori.intents.korean import canonical_word, ending_length, normalize_spoken
+from sori.intents.jamo import is_hangul, sounds_alike, syllable_cost
+from sori.intents.korean import canonical_word, ending_length, is_verb_form, normalize_spoken
 from sori.intents.numbers import sino_words
 from sori.intents.templates import Expansion, SlotRef, expand, parse_template
 
@@ -84,46 +84,76 @@ class TextList:
         budget: float,
         known: frozenset[str] = frozenset(),
         editable: tuple[bool, ...] | None = None,
+        verbs: frozenset[str] | None = None,
     ) -> Iterator[tuple[int, ListValue, float]]:
         """Values within `budget` syllable edits (jamo-weighted) of text starting at `pos`.
 
         An edited value must be at least MIN_EDITED_WORD long, take at most MAX_WORD_EDITS
         edits, touch only Hangul, must not have been heard as a known word (`known`), and
-        may fall only where `editable[i]` (a long enough heard word) holds.
+        may fall only where `editable[i]` (a long enough heard word) holds. With `verbs`
+        (the caller's predicate licence: no edit before, a template may end here), a value
+        of verb form ending the text may take one edit however short, unless it was heard
+        as one of `verbs` (see matcher.match_fuzzy).
         """
         if editable is None:
             editable = (True,) * len(text) + (False,)
-        stack = [(self.root, pos, 0.0, 0, -1)]
-        seen: dict[tuple[int, int, int], float] = {}
+        may_loose = verbs is not None
+        stack = [(self.root, pos, 0.0, 0, -1, False, "")]
+        seen: dict[tuple[int, int, int, bool], float] = {}
         while stack:
-            # edited: index in the value of the one character an edit touched, or -1.
-            node, at, cost, depth, edited = stack.pop()
+            # edited: index in the value of the one character an edit touched, or -1;
+            # loose: that edit stands on the predicate licence alone.
+            node, at, cost, depth, edited, loose, spelled = stack.pop()
             edits = edited >= 0
-            key = (id(node), at, edited)
+            key = (id(node), at, edited, loose)
             if seen.get(key, budget + 1) <= cost:
                 continue
             seen[key] = cost
-            if _END in node and (
-                not edits or (node[_WORDS][edited] >= MIN_EDITED_WORD and text[pos:at] not in known)
-            ):
-                for value in node[_END]:
-                    yield at, value, cost
+            if _END in node:
+                if loose:
+                    ok = at == len(text) and is_verb_form(spelled) and text[pos:at] not in verbs
+                else:
+                    ok = not edits or (
+                        node[_WORDS][edited] >= MIN_EDITED_WORD and text[pos:at] not in known
+                    )
+                if ok:
+                    for value in node[_END]:
+                        yield at, value, cost
             spoken = text[at] if at < len(text) else None
             may_edit = edits < MAX_WORD_EDITS
             for char, child in node.items():
                 if char in _KEYS:
                     continue
                 if char == spoken:
-                    stack.append((child, at + 1, cost, depth + 1, edited))
+                    stack.append((child, at + 1, cost, depth + 1, edited, loose, spelled + char))
                     continue
-                if not may_edit or child[_LONGEST] < MIN_EDITED_WORD or not is_hangul(char):
+                if not may_edit or not is_hangul(char):
                     continue
-                if spoken is not None and editable[at] and is_hangul(spoken):
+                long_word = child[_LONGEST] >= MIN_EDITED_WORD
+                if not (long_word or may_loose):
+                    continue
+                if spoken is not None and is_hangul(spoken):
+                    licensed = long_word and editable[at]
                     near = syllable_cost(char, spoken)
-                    if near <= MAX_SUBSTITUTION and cost + near <= budget:
-                        stack.append((child, at + 1, cost + near, depth + 1, depth))
-                if at and editable[at - 1] and cost + 1 <= budget:  # the speaker dropped one
-                    stack.append((child, at, cost + 1, depth + 1, depth))
+                    if (
+                        (licensed or (may_loose and sounds_alike(char, spoken)))
+                        and near <= MAX_SUBSTITUTION
+                        and cost + near <= budget
+                    ):
+                        stack.append(
+                            (
+                                child,
+                                at + 1,
+                                cost + near,
+                                depth + 1,
+                                depth,
+                                not licensed,
+                                spelled + char,
+                            )
+                        )
+                if long_word and at and editable[at - 1] and cost + 1 <= budget:
+                    # the speaker dropped one (never on the predicate licence alone)
+                    stack.append((child, at, cost + 1, depth + 1, depth, False, spelled + char))
             if (
                 spoken is not None
                 and may_edit
@@ -134,7 +164,7 @@ class TextList:
                 and cost + 1 <= budget
             ):
                 # the recognizer added a syllable after the value's character depth - 1
-                stack.append((node, at + 1, cost + 1, depth, depth - 1))
+                stack.append((node, at + 1, cost + 1, depth, depth - 1, False, spelled))
 
     def words(self) -> Iterator[str]:
         """Every canonical value text in the list."""

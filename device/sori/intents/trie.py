@@ -10,6 +10,7 @@ branches its characters allow. Besides character edges a node has:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from sori.intents.korean import (
@@ -36,7 +37,7 @@ class Terminal:
 
 
 class Node:
-    __slots__ = ("chars", "boundary", "slots", "ends", "longest")
+    __slots__ = ("chars", "boundary", "slots", "ends", "longest", "predicate")
 
     def __init__(self) -> None:
         self.chars: dict[str, Node] = {}
@@ -46,6 +47,9 @@ class Node:
         self.longest = 0
         """Length of the longest template word through this node (characters), so the
         fuzzy walk knows before trying an edit whether the word may take one."""
+        self.predicate = False
+        """True where a template may end on a word of verb form (켜, 닫아, 맞춰): the
+        predicate, which a fuzzy edit may repair although it is short (see matcher)."""
 
 
 Unit = str | SlotRef
@@ -181,3 +185,44 @@ def template_words(root: Node) -> set[str]:
                 starts.append(node.boundary)
             starts.extend(node.slots.values())
     return words
+
+
+def final_words(root: Node, list_words: Callable[[str], Iterable[str]]) -> Iterator[tuple]:
+    """(word, terminals) for every word a template may end on: literal words and the
+    values of a list in last place (`list_words` gives a list's values by name)."""
+    starts, seen = [root], set()
+    while starts:
+        start = starts.pop()
+        if id(start) in seen:
+            continue
+        seen.add(id(start))
+        stack = [(start, "")]
+        while stack:
+            node, prefix = stack.pop()
+            if prefix and node.ends:
+                yield prefix, node.ends
+            stack.extend((child, prefix + char) for char, child in node.chars.items())
+            if node.boundary is not None:
+                starts.append(node.boundary)
+            for ref, child in node.slots.items():
+                starts.append(child)
+                if child.ends:
+                    yield from ((word, child.ends) for word in list_words(ref.list_name))
+
+
+def mark_predicates(root: Node, is_predicate: Callable[[str], bool]) -> None:
+    """Set `predicate` on the node that ends each literal final word passing the test."""
+    starts, seen = [root], set()
+    while starts:
+        start = starts.pop()
+        if id(start) in seen:
+            continue
+        seen.add(id(start))
+        stack = [(start, "")]
+        while stack:
+            node, prefix = stack.pop()
+            node.predicate = bool(prefix and node.ends and is_predicate(prefix))
+            stack.extend((child, prefix + char) for char, child in node.chars.items())
+            if node.boundary is not None:
+                starts.append(node.boundary)
+            starts.extend(node.slots.values())
