@@ -102,6 +102,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--variants", type=int, default=8, help="corruptions per sentence")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--shared", type=Path, default=SHARED, help="the shared data folder")
     args = parser.parse_args()
     rng = random.Random(args.seed)
 
@@ -113,8 +114,11 @@ def main() -> int:
     exact = load_presets("ko", home, fuzzy_threshold=None)
     fuzzy = load_presets("ko", home, fuzzy_threshold=0.0)
     negatives = list(NON_COMMANDS)
-    if (SHARED / "audio" / "ko-read" / "manifest.tsv").is_file():
-        rows = (SHARED / "audio" / "ko-read" / "manifest.tsv").read_text(encoding="utf-8")
+    everyday = (ROOT / "tests" / "intents" / "negatives_ko.txt").read_text(encoding="utf-8")
+    negatives += [line.strip() for line in everyday.splitlines() if line.strip()[:1] not in "#"]
+    manifest = args.shared / "audio" / "ko-read" / "manifest.tsv"
+    if manifest.is_file():
+        rows = manifest.read_text(encoding="utf-8")
         negatives += [row.split("\t")[1] for row in rows.splitlines()[1:]]
 
     positives = []  # (corrupted text, expected intent, expected slots)
@@ -127,7 +131,11 @@ def main() -> int:
             noisy = corrupt(command, rng)
             if exact.match(noisy) is None:  # only real near-misses test the fuzzy path
                 positives.append((noisy, truth.intent, truth.slots))
-    noisy_negatives = negatives + [corrupt(t, rng) for t in negatives for _ in range(2)]
+    # A corruption that happens to spell a command exactly ("팽이 돌려" → "팬이 돌려") is
+    # the recognizer's error, not the fuzzy matcher's: like the positives, only sentences
+    # that do not match exactly test the fuzzy path.
+    noisy = [corrupt(t, rng) for t in negatives for _ in range(2)]
+    noisy_negatives = negatives + [t for t in noisy if exact.match(t) is None]
 
     scored_pos = [(fuzzy.match(t), intent, slots) for t, intent, slots in positives]
     scored_neg = [fuzzy.match(t) for t in noisy_negatives]

@@ -23,7 +23,10 @@ def test_default_threshold_fires_no_wrong_device_and_recovers_most_errors(monkey
     row = next(r for r in report["rows"] if r["threshold"] == IntentsConfig().fuzzy_threshold)
     assert row["wrong_fires"] == 0
     assert row["false_fires"] == 0
-    assert row["recall"] >= 0.6
+    # Edits are licensed inside words of three syllables or more, and in the predicate
+    # by a sound-alike jamo when it is the only edit (issue 9): one-jamo errors in short
+    # nouns (안방 → 암방) are no longer guessed at. Measured 0.317 at seeds 7 and 11.
+    assert row["recall"] >= 0.3
 
 
 def test_corruption_changes_one_syllable_at_most():

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from sori.errors import PackError
 from sori.home import Home
-from sori.intents.korean import canonical_word, normalize_spoken
+from sori.intents.korean import canonical_word, is_verb_form, normalize_spoken
 from sori.intents.loader import home_assistant_pack, pack_files, read_pack
 from sori.intents.presets import (
     DEFAULT_FUZZY_THRESHOLD,
@@ -27,13 +27,13 @@ from sori.intents.slots import (
     rule_list,
 )
 from sori.intents.templates import Pack, expand_block, merge_packs, parse_pack
-from sori.intents.trie import Node, build_trie
+from sori.intents.trie import Node, build_trie, final_words, mark_predicates, template_words
 
 
 def home_lists(home: Home) -> dict[str, SlotList]:
     """The `area` and `name` lists from the home's areas and devices."""
     areas = [
-        (canonical_word(name), ListValue(area.name, {"area": area.id}))
+        (canonical_word(name), ListValue(area.name, {"area": area.id}), name)
         for area in home.areas
         for name in area.names
     ]
@@ -44,7 +44,9 @@ def home_lists(home: Home) -> dict[str, SlotList]:
             context["device_class"] = device.device_class
         if device.area:
             context["device_area"] = device.area
-        devices.extend((canonical_word(n), ListValue(device.name, context)) for n in device.names)
+        devices.extend(
+            (canonical_word(n), ListValue(device.name, context), n) for n in device.names
+        )
     return {
         "area": TextList(areas, [n for area in home.areas for n in area.names]),
         "name": TextList(devices, [n for device in home.devices for n in device.names]),
@@ -71,6 +73,12 @@ def compile_pack(pack: Pack, home: Home, fuzzy_threshold: float | None) -> Prese
     )
     lists.update((name, rule_list(texts)) for name, texts in rule_texts.items())
     _add_inline_ranges(root, lists)
+    known = template_words(root)
+    for slot_list in lists.values():
+        if isinstance(slot_list, TextList):
+            known.update(slot_list.words())
+    mark_predicates(root, is_verb_form)
+    verbs = _command_verbs(root, lists)
     return Presets(
         language=pack.language,
         home=home,
@@ -81,6 +89,8 @@ def compile_pack(pack: Pack, home: Home, fuzzy_threshold: float | None) -> Prese
         skip_words=frozenset(normalize_spoken(w) for w in pack.skip_words),
         fuzzy_threshold=fuzzy_threshold,
         template_count=count,
+        known_words=frozenset(known),
+        command_verbs=verbs,
     )
 
 
@@ -119,3 +129,20 @@ def load_presets(
     presets = compile_pack(merge_packs(packs), home or Home(), fuzzy_threshold)
     presets.compile_seconds = time.perf_counter() - started
     return presets
+
+
+def _command_verbs(root: Node, lists: dict[str, SlotList]) -> frozenset[str]:
+    """Words of verb form that end a command's template (켜, 꺼, 열어, 닫아): a predicate
+    heard as one of these is what the user said, never a mishearing of another. Query
+    intents (Home Assistant names them Hass…Get…) end on nouns as often as verbs (켜진
+    거), and a query never fires a device, so their last words do not count."""
+
+    def list_words(name: str):
+        slot_list = lists.get(name)
+        return slot_list.words() if isinstance(slot_list, TextList) else ()
+
+    return frozenset(
+        word
+        for word, terminals in final_words(root, list_words)
+        if is_verb_form(word) and any("Get" not in t.block.intent for t in terminals)
+    )

@@ -59,3 +59,33 @@ def syllable_cost(a: str, b: str) -> float:
         return 1.0
     ja, jb = split_syllable(a), split_syllable(b)
     return sum(x != y for x, y in zip(ja, jb, strict=True)) / 3.0
+
+
+# Jamo a recognizer hears for one another because they sound alike: initials of one
+# place of articulation (plain, tense, aspirated), vowels that merge in speech, and
+# finals that sound the same before a pause (coda neutralization) or are nasals.
+_INITIAL_CLASSES = ("ㄱㄲㅋ", "ㄷㄸㅌ", "ㅂㅃㅍ", "ㅈㅉㅊ", "ㅅㅆ", "ㄴㄹ")
+_INITIALS = "ㄱㄲㄴㄷㄸㄹㅁㅂㅃㅅㅆㅇㅈㅉㅊㅋㅌㅍㅎ"
+_MEDIAL_CLASSES = ("ㅐㅔ", "ㅓㅕㅗ", "ㅕㅝ", "ㅙㅞㅚ", "ㅡㅜ", "ㅒㅖ")
+_FINALS = " ㄱㄲㄳㄴㄵㄶㄷㄹㄺㄻㄼㄽㄾㄿㅀㅁㅂㅄㅅㅆㅇㅈㅊㅋㅌㅍㅎ"
+_FINAL_CLASSES = ("ㄱㄲㅋ", "ㄷㅅㅆㅈㅊㅌㅎ", "ㅂㅍ", "ㄴㅁㅇ")
+
+
+def _alike(classes: tuple[str, ...], a: str, b: str) -> bool:
+    return any(a in group and b in group for group in classes)
+
+
+@lru_cache(maxsize=65536)
+def sounds_alike(a: str, b: str) -> bool:
+    """True when Hangul syllables `a` and `b` differ in one jamo that sounds like the other
+    (거/꺼, 켜/커, 쳐/춰, 안/암), not merely in any one jamo (닦/닫 is another verb)."""
+    if not (is_hangul(a) and is_hangul(b)) or a == b:
+        return False
+    (i1, m1, f1), (i2, m2, f2) = split_syllable(a), split_syllable(b)
+    if (i1 != i2) + (m1 != m2) + (f1 != f2) != 1:
+        return False
+    if i1 != i2:
+        return _alike(_INITIAL_CLASSES, _INITIALS[i1], _INITIALS[i2])
+    if m1 != m2:
+        return _alike(_MEDIAL_CLASSES, MEDIALS[m1], MEDIALS[m2])
+    return _alike(_FINAL_CLASSES, _FINALS[f1], _FINALS[f2])

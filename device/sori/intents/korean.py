@@ -52,6 +52,10 @@ _SPELLINGS = (
     (re.compile(r"잠궈"), "잠가"),
 )
 _NOT_TEXT = re.compile(r"[^\w%.]+")
+# A minus sign before a number (not a hyphen between words or numbers): read as the word
+# 마이너스, which `digits_for_numbers` turns back into "-" glued to the digits, so the
+# sign survives punctuation removal and no template or edit can match it away.
+_MINUS_SIGN = re.compile(r"(?<![\w.])[-\u2212\u2010\u2013\ufe63\uff0d]\s*(?=\d)")
 _TRAILING_DOTS = re.compile(r"(?<!\d)\.|\.(?!\d)")
 
 # Saying not to do something, or that it does not work, is never a command.
@@ -85,6 +89,7 @@ class Canonical:
 def normalize_spoken(text: str) -> str:
     """Unicode-normalized, lower-case text without punctuation, numbers as digits."""
     text = unicodedata.normalize("NFKC", text).lower()
+    text = _MINUS_SIGN.sub(" 마이너스 ", text)
     text = _NOT_TEXT.sub(" ", text.replace("_", " "))
     text = _TRAILING_DOTS.sub(" ", text)
     text = digits_for_numbers(" ".join(text.split()))
@@ -238,3 +243,43 @@ def josa(word: str, pair: str) -> str:
     if pair == "으로/로" and rieul:
         return word + without_final
     return word + (with_final if takes_final else without_final)
+
+
+def heard_word_lengths(spoken: Canonical) -> tuple[int, ...]:
+    """For each canonical character, the length of the heard word it belongs to, without
+    a trailing particle ("창고를 열어" → 2, 2, 2, 2, 2): a fuzzy edit must fall in a heard
+    word long enough that one changed jamo is a mishearing, not another word."""
+    spans: dict[int, list[int]] = {}
+    for i, at in enumerate(spoken.origin):
+        spans.setdefault(spoken.spoken.count(" ", 0, at), []).append(i)
+    lengths = [0] * len(spoken.text)
+    for positions in spans.values():
+        start, end = positions[0], positions[-1] + 1
+        word = spoken.text[start:end]
+        cut = next(
+            (
+                len(p)
+                for p in PARTICLES
+                if len(word) > len(p) and word.endswith(p) and particle_fits(word[-len(p) - 1], p)
+            ),
+            0,
+        )
+        for i in positions:
+            lengths[i] = end - start - cut
+    return tuple(lengths)
+
+
+# The vowels a verb's request form (the -아/-어 infinitive, 해) ends in: 켜, 꺼, 열어,
+# 닫아, 맞춰, 잠가, 해. A noun may end so too (노래), so this is one test of several.
+_VERB_VOWELS = frozenset("ㅏㅓㅕㅘㅝㅐ")
+
+
+def is_verb_form(word: str) -> bool:
+    """True when `word` ends as a verb's request form does: an open syllable whose vowel
+    is ㅏ ㅓ ㅕ ㅘ ㅝ or ㅐ (켜, 닫아, 맞춰, 해), never a consonant or a number."""
+    return (
+        bool(word)
+        and is_hangul(word[-1])
+        and not has_final(word[-1])
+        and (medial(word[-1]) in _VERB_VOWELS)
+    )

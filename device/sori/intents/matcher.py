@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sori.intents.jamo import syllable_cost
+from sori.intents.jamo import is_hangul, sounds_alike, syllable_cost
 from sori.intents.korean import particle_lengths
-from sori.intents.slots import ListValue, SlotList, TextList
+from sori.intents.slots import MAX_WORD_EDITS, MIN_EDITED_WORD, ListValue, SlotList, TextList
 from sori.intents.trie import Node, Terminal
 
 # A search stops collecting after this many candidates (wildcards can make many).
@@ -97,48 +97,129 @@ def match_exact(root: Node, text: str, lookup: Lookup) -> list[Candidate]:
     return found
 
 
-def match_fuzzy(root: Node, text: str, lookup: Lookup, budget: float) -> list[Candidate]:
-    """Templates within `budget` edits of `text`, with syllable substitutions costed by jamo.
+def match_fuzzy(
+    root: Node,
+    text: str,
+    lookup: Lookup,
+    budget: float,
+    known: frozenset[str] = frozenset(),
+    heard: tuple[int, ...] | None = None,
+    verbs: frozenset[str] | None = None,
+) -> list[Candidate]:
+    """Templates within `budget` edits of `text`, under the licence rules of `word_ok`.
 
-    Wildcards take no part: a fuzzy wildcard would fit anything.
+    The walk keeps, for the known word (template word or list value) being matched, how
+    many edits it took and where it began in `text`; a word that took an edit must be
+    long enough, took only one, and must not have been heard as another known word
+    (`known`); and the heard word the edit falls in (`heard`, lengths per character of
+    `text`, see korean.heard_word_lengths) must be as long. Wildcards take no part: a
+    fuzzy wildcard would fit anything.
+
+    The predicate has a licence of its own (on when `verbs` is given): the word a
+    template ends on, when it has a verb's form (켜, 닫아, 맞춰; trie.Node.predicate), may
+    take one edit however short it and its heard word are, provided that edit is the only
+    one in the utterance (every noun was heard exactly) and the heard predicate is not a
+    command verb itself (`verbs`: 켜 is never edited into 꺼). 거줘 → 꺼줘, 켜져 → 켜줘.
     """
     found: list[Candidate] = []
-    best: dict[tuple[int, int], float] = {}
+    if heard is None:
+        heard = (len(text),) * len(text)
+    # Where an edit may fall: a character of a long enough heard word.
+    editable = tuple(n >= MIN_EDITED_WORD for n in heard) + (False,)
+    best: dict[tuple[int, int, int, bool], float] = {}
     end_of_text = len(text)
+    predicates = verbs is not None
 
-    def walk(node: Node, pos: int, captures: tuple[Capture, ...], cost: float) -> None:
-        key = (id(node), pos)
+    def word_ok(length: int, edits: int, start: int, pos: int) -> bool:
+        return not edits or (
+            edits <= MAX_WORD_EDITS and length >= MIN_EDITED_WORD and text[start:pos] not in known
+        )
+
+    def predicate_ok(node: Node, start: int, pos: int) -> bool:
+        return pos == end_of_text and node.predicate and text[start:pos] not in verbs
+
+    def walk(
+        node: Node,
+        pos: int,
+        captures: tuple[Capture, ...],
+        cost: float,
+        depth: int,
+        edits: int,
+        start: int,
+        loose: bool,
+    ) -> None:
+        # depth: characters of the current template word matched so far; edits: edits
+        # inside it; start: where in `text` it began; loose: its edit stands on the
+        # predicate licence alone (the only edit so far, in a short word).
+        key = (id(node), pos, edits, loose)
         seen = best.get(key)
         if (seen is not None and cost >= seen + AMBIGUITY_MARGIN) or len(found) >= MAX_CANDIDATES:
             return
         if seen is None or cost < seen:
             best[key] = cost
-        if pos == end_of_text:
-            found.extend(Candidate(t, captures, cost, 0) for t in node.ends)
+        if loose:
+            if predicate_ok(node, start, pos):
+                found.extend(Candidate(t, captures, cost, 0) for t in node.ends)
+            closes = False  # nothing may follow the predicate
+        else:
+            closes = word_ok(depth, edits, start, pos)
+            if pos == end_of_text and closes:
+                found.extend(Candidate(t, captures, cost, 0) for t in node.ends)
         spoken = text[pos] if pos < end_of_text else None
+        may_edit = edits < MAX_WORD_EDITS
+        # An edit outside the general licence may still be the predicate's only edit.
+        may_loose = predicates and not cost
+        # A dropped syllable is charged to the heard word it was dropped from (the one
+        # before the gap).
+        may_drop = pos > 0 and editable[pos - 1]
         for char, child in node.chars.items():
-            if spoken is not None:
+            if char == spoken:
+                walk(child, pos + 1, captures, cost, depth + 1, edits, start, loose)
+                continue
+            if not may_edit or not is_hangul(char):
+                continue
+            long_word = child.longest >= MIN_EDITED_WORD
+            if not (long_word or may_loose):
+                continue
+            if spoken is not None and is_hangul(spoken):
+                licensed = long_word and editable[pos]
                 near = syllable_cost(char, spoken)
-                if near <= MAX_SUBSTITUTION and cost + near <= budget:
-                    walk(child, pos + 1, captures, cost + near)
-            if cost + 1.0 <= budget:
-                walk(child, pos, captures, cost + 1.0)
-        if spoken is not None and cost + 1.0 <= budget and node is not root:
-            walk(node, pos + 1, captures, cost + 1.0)
+                # on the predicate licence alone, only a jamo that sounds alike (거/꺼)
+                allowed = licensed or (may_loose and sounds_alike(char, spoken))
+                if allowed and near <= MAX_SUBSTITUTION and cost + near <= budget:
+                    walk(child, pos + 1, captures, cost + near, depth + 1, 1, start, not licensed)
+            if long_word and may_drop and cost + 1.0 <= budget:
+                # the recognizer dropped a syllable (never on the predicate licence alone)
+                walk(child, pos, captures, cost + 1.0, depth + 1, 1, start, False)
+        if (
+            spoken is not None
+            and may_edit
+            and depth  # inside a word: a whole extra word is never skipped
+            and node.longest >= MIN_EDITED_WORD
+            and editable[pos]
+            and is_hangul(spoken)
+            and cost + 1.0 <= budget
+        ):  # the recognizer added a syllable inside the word (멈춰 서 is not 멈춰)
+            walk(node, pos + 1, captures, cost + 1.0, depth, 1, start, False)
+        if not closes:
+            return
         if node.boundary is not None:
-            walk(node.boundary, pos, captures, cost)
+            walk(node.boundary, pos, captures, cost, 0, 0, pos, False)
             for length in particle_lengths(text, pos):
-                walk(node.boundary, pos + length, captures, cost)
+                walk(node.boundary, pos + length, captures, cost, 0, 0, pos + length, False)
         for ref, child in node.slots.items():
             slot_list = lookup(ref.list_name)
             if isinstance(slot_list, TextList):
-                for end, value, extra in slot_list.fuzzy_matches(text, pos, budget - cost):
+                last = predicates and not cost and bool(child.ends)
+                for end, value, extra in slot_list.fuzzy_matches(
+                    text, pos, budget - cost, known, editable, verbs if last else None
+                ):
                     capture = Capture(ref.slot_name, value, pos, end, "text")
-                    walk(child, end, (*captures, capture), cost + extra)
+                    walk(child, end, (*captures, capture), cost + extra, 0, 0, end, False)
             elif slot_list is not None and slot_list.kind == "range":
                 for end, value in slot_list.matches(text, pos):
                     capture = Capture(ref.slot_name, value, pos, end, "range")
-                    walk(child, end, (*captures, capture), cost)
+                    walk(child, end, (*captures, capture), cost, 0, 0, end, False)
 
-    walk(root, 0, (), 0.0)
+    walk(root, 0, (), 0.0, 0, 0, 0, False)
     return found

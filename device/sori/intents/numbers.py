@@ -35,6 +35,8 @@ _SPOKEN_NUMBER = re.compile(
 _BARE_SINO = re.compile(
     rf"(?<![가-힣0-9])(?P<num>{_SINO}*[십백천]{_SINO}*)(?=$|\s|으로|로|까지|에|이야|야)"
 )
+# "마이너스 5", "영하 5" (below zero): the sign stays with the number as "-5".
+_NEGATIVE = re.compile(r"(?<![가-힣])(?:마이너스|영하) ?(?=\d)")
 _HALF_HOUR = re.compile(r"(\d+) ?시간 ?반")
 _HALF_MINUTE = re.compile(r"(\d+) ?분 ?반")
 
@@ -139,4 +141,5 @@ def digits_for_numbers(text: str) -> str:
     text = _BARE_SINO.sub(_bare_sino, text)
     text = _HALF_HOUR.sub(r"\1시간 30분", text)
     text = _HALF_MINUTE.sub(r"\1분 30초", text)
-    return _EN_NUMBER.sub(lambda m: str(english_value(m.group(0))), text)
+    text = _EN_NUMBER.sub(lambda m: str(english_value(m.group(0))), text)
+    return _NEGATIVE.sub("-", text)

@@ -21,6 +21,7 @@ from sori.intents.korean import (
     Canonical,
     asks_about,
     canonical,
+    heard_word_lengths,
     is_prohibition,
 )
 from sori.intents.korean import is_closed as _is_closed
@@ -82,6 +83,12 @@ class Presets:
     """Minimum confidence of a fuzzy match; None turns fuzzy matching off."""
     template_count: int = 0
     """How many expanded templates the trie holds."""
+    known_words: frozenset[str] = frozenset()
+    """Every template word and list value (canonical): a word heard exactly as one of
+    these is what the user said, and a fuzzy edit may not turn it into another."""
+    command_verbs: frozenset[str] = frozenset()
+    """Words of verb form that end a command (켜, 꺼, 열어): a predicate heard as one of
+    these is never edited into another (see matcher.match_fuzzy)."""
     compile_seconds: float = 0.0
     """Time spent loading and compiling."""
 
@@ -120,7 +127,15 @@ class Presets:
         if self.fuzzy_threshold is None or length > MAX_FUZZY_CHARS or asks_about(spoken.text):
             return None
         budget = min((1.0 - self.fuzzy_threshold) * length, MAX_FUZZY_COST)
-        candidates = match_fuzzy(self.root, spoken.text, self.lists.get, budget)
+        candidates = match_fuzzy(
+            self.root,
+            spoken.text,
+            self.lists.get,
+            budget,
+            self.known_words,
+            heard_word_lengths(spoken),
+            self.command_verbs,
+        )
         resolved = [(c, r) for c in candidates if (r := self._resolve(c, spoken)) is not None]
         if not resolved:
             return None

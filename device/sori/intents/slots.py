@@ -14,14 +14,23 @@ from typing import Any
 from hassil.expression import Sentence
 
 from sori.errors import PackError
-from sori.intents.jamo import syllable_cost
-from sori.intents.korean import canonical_word, ending_length, normalize_spoken
+from sori.intents.jamo import is_hangul, sounds_alike, syllable_cost
+from sori.intents.korean import canonical_word, ending_length, is_verb_form, normalize_spoken
 from sori.intents.numbers import sino_words
 from sori.intents.templates import Expansion, SlotRef, expand, parse_template
 
 _END = ""  # trie key under which a node keeps the values that end there
+_LONGEST = "\x00"  # trie key of the longest value through a node (characters)
+_WORDS = "\x01"  # trie key of a value's word lengths, per character (see word_lengths)
 # Fuzzy matching substitutes only syllables that differ in one jamo (see matcher).
 MAX_SUBSTITUTION = 1 / 3 + 1e-9
+# What a fuzzy edit may touch. A known word (template word or list value) takes at most
+# one edit, and only when it has at least three syllables: one jamo away from a one- or
+# two-syllable word is usually another word the user meant (창고 is not 차고, 가방 is not
+# 다 창, 추천 is not 충전), while a longer word rarely has a real neighbour
+# (공기청정이 → 공기청정기). Digits, signs and other non-Hangul are never edited.
+MIN_EDITED_WORD = 3
+MAX_WORD_EDITS = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,11 +48,13 @@ class TextList:
 
     kind = "text"
 
-    def __init__(self, entries: list[tuple[str, ListValue]], samples: list[str] = ()) -> None:
+    def __init__(self, entries: list[tuple], samples: list[str] = ()) -> None:
+        """`entries`: (canonical text, value) or (canonical text, value, spoken text); the
+        spoken text's spaces say where the value's words break (거실 불: 2 + 1)."""
         self.root: dict = {}
         self.samples = list(dict.fromkeys(samples))
         """Spoken forms of the values, for speech-recognition vocabularies."""
-        for text, value in entries:
+        for text, value, *spoken in entries:
             if not text:
                 continue
             node = self.root
@@ -52,6 +63,10 @@ class TextList:
             values = node.setdefault(_END, [])
             if value not in values:
                 values.append(value)
+            lengths = word_lengths(spoken[0] if spoken else text, len(text))
+            before = node.get(_WORDS, lengths)
+            node[_WORDS] = tuple(min(a, b) for a, b in zip(before, lengths, strict=True))
+        _mark_longest(self.root, 0)
 
     def matches(self, text: str, pos: int) -> Iterator[tuple[int, ListValue]]:
         node = self.root
@@ -63,30 +78,129 @@ class TextList:
                 yield end + 1, value
 
     def fuzzy_matches(
-        self, text: str, pos: int, budget: float
+        self,
+        text: str,
+        pos: int,
+        budget: float,
+        known: frozenset[str] = frozenset(),
+        editable: tuple[bool, ...] | None = None,
+        verbs: frozenset[str] | None = None,
     ) -> Iterator[tuple[int, ListValue, float]]:
-        """Values within `budget` syllable edits (jamo-weighted) of text starting at `pos`."""
-        stack = [(self.root, pos, 0.0)]
-        seen: dict[tuple[int, int], float] = {}
+        """Values within `budget` syllable edits (jamo-weighted) of text starting at `pos`.
+
+        An edited value must be at least MIN_EDITED_WORD long, take at most MAX_WORD_EDITS
+        edits, touch only Hangul, must not have been heard as a known word (`known`), and
+        may fall only where `editable[i]` (a long enough heard word) holds. With `verbs`
+        (the caller's predicate licence: no edit before, a template may end here), a value
+        of verb form ending the text may take one edit however short, unless it was heard
+        as one of `verbs` (see matcher.match_fuzzy).
+        """
+        if editable is None:
+            editable = (True,) * len(text) + (False,)
+        may_loose = verbs is not None
+        stack = [(self.root, pos, 0.0, 0, -1, False, "")]
+        seen: dict[tuple[int, int, int, bool], float] = {}
         while stack:
-            node, at, cost = stack.pop()
-            key = (id(node), at)
+            # edited: index in the value of the one character an edit touched, or -1;
+            # loose: that edit stands on the predicate licence alone.
+            node, at, cost, depth, edited, loose, spelled = stack.pop()
+            edits = edited >= 0
+            key = (id(node), at, edited, loose)
             if seen.get(key, budget + 1) <= cost:
                 continue
             seen[key] = cost
-            for value in node.get(_END, ()):
-                yield at, value, cost
+            if _END in node:
+                if loose:
+                    ok = at == len(text) and is_verb_form(spelled) and text[pos:at] not in verbs
+                else:
+                    ok = not edits or (
+                        node[_WORDS][edited] >= MIN_EDITED_WORD and text[pos:at] not in known
+                    )
+                if ok:
+                    for value in node[_END]:
+                        yield at, value, cost
+            spoken = text[at] if at < len(text) else None
+            may_edit = edits < MAX_WORD_EDITS
             for char, child in node.items():
-                if char == _END:
+                if char in _KEYS:
                     continue
-                if at < len(text):
-                    near = syllable_cost(char, text[at])
-                    if near <= MAX_SUBSTITUTION and cost + near <= budget:
-                        stack.append((child, at + 1, cost + near))
-                if cost + 1 <= budget:
-                    stack.append((child, at, cost + 1))  # the speaker dropped a syllable
-            if at < len(text) and cost + 1 <= budget and node is not self.root:
-                stack.append((node, at + 1, cost + 1))  # the recognizer added one
+                if char == spoken:
+                    stack.append((child, at + 1, cost, depth + 1, edited, loose, spelled + char))
+                    continue
+                if not may_edit or not is_hangul(char):
+                    continue
+                long_word = child[_LONGEST] >= MIN_EDITED_WORD
+                if not (long_word or may_loose):
+                    continue
+                if spoken is not None and is_hangul(spoken):
+                    licensed = long_word and editable[at]
+                    near = syllable_cost(char, spoken)
+                    if (
+                        (licensed or (may_loose and sounds_alike(char, spoken)))
+                        and near <= MAX_SUBSTITUTION
+                        and cost + near <= budget
+                    ):
+                        stack.append(
+                            (
+                                child,
+                                at + 1,
+                                cost + near,
+                                depth + 1,
+                                depth,
+                                not licensed,
+                                spelled + char,
+                            )
+                        )
+                if long_word and at and editable[at - 1] and cost + 1 <= budget:
+                    # the speaker dropped one (never on the predicate licence alone)
+                    stack.append((child, at, cost + 1, depth + 1, depth, False, spelled + char))
+            if (
+                spoken is not None
+                and may_edit
+                and depth
+                and node[_LONGEST] >= MIN_EDITED_WORD
+                and editable[at]
+                and is_hangul(spoken)
+                and cost + 1 <= budget
+            ):
+                # the recognizer added a syllable after the value's character depth - 1
+                stack.append((node, at + 1, cost + 1, depth, depth - 1, False, spelled))
+
+    def words(self) -> Iterator[str]:
+        """Every canonical value text in the list."""
+        stack = [(self.root, "")]
+        while stack:
+            node, prefix = stack.pop()
+            if node.get(_END):
+                yield prefix
+            stack.extend(
+                (child, prefix + char) for char, child in node.items() if char not in _KEYS
+            )
+
+
+_KEYS = (_END, _LONGEST, _WORDS)
+
+
+def word_lengths(spoken: str, length: int) -> tuple[int, ...]:
+    """For each of the first `length` canonical characters of `spoken`, the length of the
+    spoken word it belongs to ("거실 불" → 2, 2, 1): an edit is licensed by its word."""
+    lengths: list[int] = []
+    for word in normalize_spoken(spoken).split():
+        size = len(canonical_word(word))
+        lengths.extend([size] * size)
+    if len(lengths) < length:  # a respelling joined words: count the rest as one word
+        lengths.extend([length - len(lengths)] * (length - len(lengths)))
+    return tuple(lengths[:length])
+
+
+def _mark_longest(node: dict, depth: int) -> int:
+    """Store under _LONGEST the length of the longest value through each node."""
+    tail = 0
+    for char, child in node.items():
+        if char not in _KEYS:
+            tail = max(tail, 1 + _mark_longest(child, depth + 1) - depth - 1)
+    node[_LONGEST] = depth + tail
+    return depth + tail
 
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
@@ -167,7 +281,7 @@ def build_list(name: str, spec: dict[str, Any], rules: dict[str, Sentence]) -> S
             raise PackError(f"list '{name}': each value needs text ('in'), got {item!r}")
         for text in template_texts(str(spoken), rules, f"list '{name}'"):
             value = out if out is not None else normalize_spoken(text)
-            entries.append((canonical_word(text), ListValue(value, dict(context))))
+            entries.append((canonical_word(text), ListValue(value, dict(context)), text))
             samples.append(text)
     return TextList(entries, samples)
 
@@ -202,10 +316,10 @@ def rule_list(texts: list[str]) -> TextList:
     entries = []
     for text in texts:
         word = canonical_word(text)
-        entries.append((word, ListValue(None)))
+        entries.append((word, ListValue(None), text))
         cut = ending_length(word)
         if cut:
-            entries.append((word[:-cut], ListValue(None)))
+            entries.append((word[:-cut], ListValue(None), text))
     return TextList(entries, texts)
 
 

@@ -10,6 +10,7 @@ branches its characters allow. Besides character edges a node has:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from sori.intents.korean import (
@@ -36,13 +37,19 @@ class Terminal:
 
 
 class Node:
-    __slots__ = ("chars", "boundary", "slots", "ends")
+    __slots__ = ("chars", "boundary", "slots", "ends", "longest", "predicate")
 
     def __init__(self) -> None:
         self.chars: dict[str, Node] = {}
         self.boundary: Node | None = None
         self.slots: dict[SlotRef, Node] = {}
         self.ends: list[Terminal] = []
+        self.longest = 0
+        """Length of the longest template word through this node (characters), so the
+        fuzzy walk knows before trying an edit whether the word may take one."""
+        self.predicate = False
+        """True where a template may end on a word of verb form (켜, 닫아, 맞춰): the
+        predicate, which a fuzzy edit may repair although it is short (see matcher)."""
 
 
 Unit = str | SlotRef
@@ -130,4 +137,92 @@ def build_trie(blocks_with_paths) -> tuple[Node, int]:
         if not any(t.block is block for t in node.ends):
             node.ends.append(terminal)
             count += 1
+    _mark_word_lengths(root)
     return root, count
+
+
+def _mark_word_lengths(root: Node) -> None:
+    """Set `longest` on every node: its depth in its word plus the longest tail below."""
+    # Word starts are the root and the targets of boundary and slot edges.
+    starts, order = [root], []
+    seen: set[int] = set()
+    while starts:
+        start = starts.pop()
+        if id(start) in seen:
+            continue
+        seen.add(id(start))
+        stack = [(start, 0)]
+        while stack:
+            node, depth = stack.pop()
+            order.append((node, depth))
+            stack.extend((child, depth + 1) for child in node.chars.values())
+            if node.boundary is not None:
+                starts.append(node.boundary)
+            starts.extend(node.slots.values())
+    tails: dict[int, int] = {}
+    for node, depth in reversed(order):  # children come after their parent in `order`
+        tail = max((1 + tails[id(c)] for c in node.chars.values()), default=0)
+        tails[id(node)] = tail
+        node.longest = depth + tail
+
+
+def template_words(root: Node) -> set[str]:
+    """Every literal word the templates spell (the text between word breaks)."""
+    words: set[str] = set()
+    starts, seen = [root], set()
+    while starts:
+        start = starts.pop()
+        if id(start) in seen:
+            continue
+        seen.add(id(start))
+        stack = [(start, "")]
+        while stack:
+            node, prefix = stack.pop()
+            if prefix and (node.boundary is not None or node.ends or node.slots):
+                words.add(prefix)
+            stack.extend((child, prefix + char) for char, child in node.chars.items())
+            if node.boundary is not None:
+                starts.append(node.boundary)
+            starts.extend(node.slots.values())
+    return words
+
+
+def final_words(root: Node, list_words: Callable[[str], Iterable[str]]) -> Iterator[tuple]:
+    """(word, terminals) for every word a template may end on: literal words and the
+    values of a list in last place (`list_words` gives a list's values by name)."""
+    starts, seen = [root], set()
+    while starts:
+        start = starts.pop()
+        if id(start) in seen:
+            continue
+        seen.add(id(start))
+        stack = [(start, "")]
+        while stack:
+            node, prefix = stack.pop()
+            if prefix and node.ends:
+                yield prefix, node.ends
+            stack.extend((child, prefix + char) for char, child in node.chars.items())
+            if node.boundary is not None:
+                starts.append(node.boundary)
+            for ref, child in node.slots.items():
+                starts.append(child)
+                if child.ends:
+                    yield from ((word, child.ends) for word in list_words(ref.list_name))
+
+
+def mark_predicates(root: Node, is_predicate: Callable[[str], bool]) -> None:
+    """Set `predicate` on the node that ends each literal final word passing the test."""
+    starts, seen = [root], set()
+    while starts:
+        start = starts.pop()
+        if id(start) in seen:
+            continue
+        seen.add(id(start))
+        stack = [(start, "")]
+        while stack:
+            node, prefix = stack.pop()
+            node.predicate = bool(prefix and node.ends and is_predicate(prefix))
+            stack.extend((child, prefix + char) for char, child in node.chars.items())
+            if node.boundary is not None:
+                starts.append(node.boundary)
+            starts.extend(node.slots.values())
