@@ -209,18 +209,7 @@ def parse_config(data: dict[str, Any], source: str = "") -> Config:
     _check_home(config.home, source)
     _check_edge(config.edge, source)
     _check_speaking(config, source)
-    _check_shutdown(config.daemon.shutdown_s, source)
     return dataclasses.replace(config, source=source)
-
-
-def _check_shutdown(shutdown_s: float, source: str) -> None:
-    """daemon.shutdown_s: the unit's TimeoutStopSec (20 s) must stay above it."""
-    if not 0.5 <= shutdown_s <= 15:  # nan fails too
-        where = f"{source}: " if source else ""
-        raise ConfigError(
-            f"{where}daemon.shutdown_s = {shutdown_s} must be between 0.5 and 15 seconds "
-            "(systemd's TimeoutStopSec in sori.service is 20)"
-        )
 
 
 def _check_home(home: HomeConfig, source: str) -> None:

@@ -386,9 +386,9 @@ class HttpConfig:
     allowed_origins: list[str] = field(default_factory=list)
     """Origin header values accepted (e.g. "http://sori.local:8377"); a request carrying
     any other Origin (a web page in a browser) is refused with 403."""
-    max_connections: int = 64
+    max_connections: int = ranged(64, 1, 10_000)
     """Open connections at once; more are answered 503 and closed."""
-    max_event_clients: int = 8
+    max_event_clients: int = ranged(8, 0, 1_000)
     """Clients of /events at once; more are answered 503."""
 
 
@@ -405,7 +405,8 @@ class DaemonConfig:
     thinking: bool = True
     """Answer what no preset understands with the language-model tiers ([llm], [router],
     [edge]); false gives a short "not understood" reply instead."""
-    shutdown_s: float = 5.0
+    shutdown_s: float = ranged(5.0, 0.5, 15)
     """Seconds from SIGTERM (or the input file's end) to exit, whatever is still running:
     turns are cancelled and handlers closed within it; work still running then is left to
-    the kernel (the process exits at once). Keep it below the unit's TimeoutStopSec."""
+    the kernel (the process exits at once). At most 15, below the unit's TimeoutStopSec
+    (20 s)."""
