@@ -17,3 +17,12 @@ def shared_dir() -> Path:
     if not SHARED.is_dir():
         pytest.skip("../shared is absent")
     return SHARED
+
+
+@pytest.fixture(autouse=True)
+def private_home(tmp_path_factory, monkeypatch) -> Path:
+    """Each test gets its own HOME, so `sori run` makes its API token there, never in the
+    real one."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    return home

@@ -8,7 +8,7 @@ import stat
 
 import pytest
 
-from sori.api_access import build_access, load_token
+from sori.api_access import build_access, ensure_token, load_token
 from sori.cli import main
 from sori.config.sections import HttpConfig
 from sori.errors import ConfigError
@@ -63,3 +63,23 @@ def test_token_sources_and_checks(tmp_path):
     lan = build_access(HttpConfig(allowed_hosts=["sori.local"]), "0.0.0.0", 8377, "e" * 32)
     assert lan.host_ok("sori.local:8377") and lan.needs_token("/events", False)
     assert not lan.needs_token("/health", False)
+
+
+def test_without_a_token_sori_run_makes_a_private_one_and_keeps_it(private_home, monkeypatch):
+    monkeypatch.delenv("SORI_API_TOKEN", raising=False)
+    token = ensure_token(HttpConfig())
+    path = private_home / ".config" / "sori" / "api-token"
+    assert token and path.read_text().strip() == token
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert ensure_token(HttpConfig()) == token  # the next start uses the same one
+    monkeypatch.setenv("SORI_API_TOKEN", "from-the-environment-0123")
+    assert ensure_token(HttpConfig()) == "from-the-environment-0123"
+
+
+def test_a_token_that_cannot_be_made_leaves_state_changes_refused(
+    private_home, monkeypatch, caplog
+):
+    monkeypatch.delenv("SORI_API_TOKEN", raising=False)
+    (private_home / ".config").write_text("not a folder")  # nothing can be made below it
+    assert ensure_token(HttpConfig()) is None
+    assert "POST /say is refused" in caplog.text

@@ -11,6 +11,8 @@ import pytest
 from daemon_kit import build, write_config
 from sori.http_api import HttpApi
 
+TOKEN = "test-token-0123456789abcdef"
+
 JSON = {"Content-Type": "application/json"}
 
 
@@ -22,10 +24,12 @@ def api_run(tmp_path, mosquitto):
         daemon = build(write_config(tmp_path, mosquitto), tmp_path / "reply.wav")
 
         async def main():
-            api = HttpApi(daemon, "127.0.0.1:0")
+            api = HttpApi(daemon, "127.0.0.1:0", token=TOKEN)
             await api.start()
             try:
-                async with httpx.AsyncClient(base_url=api.url, timeout=20) as client:
+                async with httpx.AsyncClient(
+                    base_url=api.url, timeout=20, headers={"Authorization": f"Bearer {TOKEN}"}
+                ) as client:
                     return await asyncio.wait_for(scenario(client, api), 60)
             finally:
                 await api.close()

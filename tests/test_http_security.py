@@ -40,7 +40,7 @@ class Served:
     def call(self, coro, timeout_s: float = 30):
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout_s)
 
-    def start(self, bind: str = "127.0.0.1:0", token: str | None = None, **http) -> HttpApi:
+    def start(self, bind: str = "127.0.0.1:0", token: str | None = TOKEN, **http) -> HttpApi:
         async def make():
             api = HttpApi(self.daemon, bind, HttpConfig(bind=bind, **http), token)
             await api.start()
@@ -101,9 +101,14 @@ def exchange(api: HttpApi, data: bytes, timeout_s: float = 3.0, half_close: bool
     return int(reply.split(b" ", 2)[1]), reply
 
 
-def request(api, method="POST", path="/say", body=None, headers=None, host=None) -> bytes:
+def request(
+    api, method="POST", path="/say", body=None, headers=None, host=None, token=TOKEN
+) -> bytes:
+    """Raw request bytes, with the token unless `token` is None."""
     body = json.dumps({"text": GOOD_SAY}).encode() if body is None else body
     fields = {"Host": host or f"127.0.0.1:{api.port}", "Content-Type": "application/json"}
+    if token is not None:
+        fields["Authorization"] = f"Bearer {token}"
     fields.update(headers or {})
     if method == "POST" and "Content-Length" not in fields:
         fields["Content-Length"] = str(len(body))
@@ -194,7 +199,11 @@ def test_cross_site_form_post_and_dns_rebinding_are_refused(served, quiet, still
 def test_generated_requests_never_act_without_the_token(served, quiet, still):
     api = served.start(token=TOKEN)
     rng = random.Random(9)
-    templates = [request(api), request(api, "GET", "/metrics"), request(api, "GET", "/health")]
+    templates = [
+        request(api, token=None),
+        request(api, "GET", "/metrics", token=None),
+        request(api, "GET", "/health", token=None),
+    ]
     statuses = set()
     for _ in range(150):
         data = bytearray(rng.choice(templates))
@@ -223,11 +232,11 @@ def test_generated_requests_never_act_without_the_token(served, quiet, still):
 def test_the_token_guards_state_changes_and_unlocks_full_events(served, quiet, subscriber):
     api = served.start(token=TOKEN)
     before = served.daemon.turns_done
-    assert exchange(api, request(api))[0] == 401
+    assert exchange(api, request(api, token=None))[0] == 401
     assert exchange(api, request(api, headers={"Authorization": "Bearer nope"}))[0] == 401
     assert exchange(api, request(api, headers={"Authorization": f"Basic {TOKEN}"}))[0] == 401
     assert served.daemon.turns_done == before
-    got, reply = exchange(api, request(api, headers={"Authorization": f"Bearer {TOKEN}"}))
+    got, reply = exchange(api, request(api))
     assert got == 200, reply[:300]
     assert served.daemon.turns_done == before + 1
     assert subscriber.next() == ("sori/light/living_room/set", "ON")
@@ -279,10 +288,17 @@ def test_a_lan_bind_needs_a_token_and_then_every_endpoint_but_health_does(served
     api = served.start("0.0.0.0:0", token=TOKEN)
     signed = {"Authorization": f"Bearer {TOKEN}"}
     for path in ("/metrics", "/events"):
-        assert exchange(api_at_loopback(api), request(api, "GET", path))[0] == 401
-    assert exchange(api_at_loopback(api), request(api, "GET", "/health"))[0] == 200
+        assert exchange(api_at_loopback(api), request(api, "GET", path, token=None))[0] == 401
+    assert exchange(api_at_loopback(api), request(api, "GET", "/health", token=None))[0] == 200
     got, _ = exchange(api_at_loopback(api), request(api, "GET", "/metrics", headers=signed))
     assert got == 200
+
+
+def test_without_a_token_nothing_changes_state_even_on_loopback(served, quiet, still):
+    api = served.start(token=None)
+    got, reply = exchange(api, request(api, token=None))
+    assert got == 401 and b"sori setup" in reply
+    assert exchange(api, request(api, "GET", "/metrics", token=None))[0] == 200
 
 
 def api_at_loopback(api):

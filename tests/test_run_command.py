@@ -21,6 +21,12 @@ from daemon_kit import write_config
 SORI = [sys.executable, "-m", "sori"]
 
 
+def bearer(home: Path) -> dict[str, str]:
+    """The Authorization header for the API token `sori run` made in `home`."""
+    token = (home / ".config" / "sori" / "api-token").read_text().strip()
+    return {"Authorization": f"Bearer {token}"}
+
+
 def sori_run(*args: str, cwd: Path) -> subprocess.Popen:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     return subprocess.Popen(
@@ -69,7 +75,7 @@ def test_bad_config_is_refused_with_the_key_named(tmp_path):
     assert "Traceback" not in out.stderr
 
 
-def test_http_turns_sighup_reload_and_sigterm(tmp_path, mosquitto, subscriber):
+def test_http_turns_sighup_reload_and_sigterm(tmp_path, mosquitto, subscriber, private_home):
     config = write_config(tmp_path, mosquitto)
     json_logs(config)
     proc = sori_run(
@@ -79,7 +85,9 @@ def test_http_turns_sighup_reload_and_sigterm(tmp_path, mosquitto, subscriber):
     logs = LogReader(proc)
     try:
         url = logs.wait_for("ready")["http"]
-        turn = httpx.post(f"{url}/say", json={"text": "거실 불 켜줘"}, timeout=30).json()
+        auth = bearer(private_home)
+        turn = httpx.post(f"{url}/say", json={"text": "거실 불 켜줘"}, headers=auth, timeout=30)
+        turn = turn.json()
         assert turn["actions"][0]["ok"]
         assert subscriber.next() == ("sori/light/living_room/set", "ON")
         config.write_text(
@@ -88,7 +96,8 @@ def test_http_turns_sighup_reload_and_sigterm(tmp_path, mosquitto, subscriber):
         )
         proc.send_signal(signal.SIGHUP)
         logs.wait_for("reloaded packs and home")
-        turn = httpx.post(f"{url}/say", json={"text": "선풍기 켜줘"}, timeout=30).json()
+        turn = httpx.post(f"{url}/say", json={"text": "선풍기 켜줘"}, headers=auth, timeout=30)
+        turn = turn.json()
         assert turn["actions"][0]["target"] == "fan.bedroom"
         assert subscriber.next() == ("sori/fan/bedroom/set", "ON")
         proc.send_signal(signal.SIGTERM)

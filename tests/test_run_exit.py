@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from daemon_kit import build, write_config
-from test_run_command import SORI, LogReader, espeak_wav, json_logs, sori_run
+from test_run_command import SORI, LogReader, bearer, espeak_wav, json_logs, sori_run
 
 SHUTDOWN_S = 5.0
 
@@ -70,7 +70,7 @@ def test_a_stop_while_the_model_loads_exits_0_in_time(tmp_path, mosquitto, sig):
     assert took_s < SHUTDOWN_S
 
 
-def test_a_stuck_action_does_not_hold_the_shutdown(tmp_path, mosquitto):
+def test_a_stuck_action_does_not_hold_the_shutdown(tmp_path, mosquitto, private_home):
     """The shell program sleeps 30 s and leaves a child holding its output; the turn is
     cancelled, the process still exits 0 within the deadline."""
     config = thinking_config(tmp_path, mosquitto)
@@ -81,7 +81,9 @@ def test_a_stuck_action_does_not_hold_the_shutdown(tmp_path, mosquitto):
     logs = LogReader(proc)
     url = logs.wait_for("ready")["http"]
     with pytest.raises(httpx.TimeoutException):  # the action is still running
-        httpx.post(f"{url}/say", json={"text": "히터 켜줘"}, timeout=1.5)
+        httpx.post(
+            f"{url}/say", json={"text": "히터 켜줘"}, headers=bearer(private_home), timeout=1.5
+        )
     code, took_s = stop_and_time(proc, signal.SIGTERM)
     assert code == 0, logs.all[-5:]
     assert took_s < SHUTDOWN_S

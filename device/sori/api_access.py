@@ -4,7 +4,9 @@ The rules (see README "Security"):
 - A token comes from `$SORI_API_TOKEN` (`http.token_env`) or `http.token_file` (chmod 600).
 - Bound beyond loopback, every endpoint but /health needs `Authorization: Bearer TOKEN`,
   and such a bind without a token is refused at start.
-- With a token configured, state-changing requests (POST) need it wherever bound.
+- State-changing requests (POST) need it always, on loopback too: any local process or
+  user could otherwise unlock the door. With none configured, `sori run` makes one in
+  `DEFAULT_TOKEN_FILE` (`ensure_token`).
 - Every request's Host must be one this API answers to (DNS rebinding sends the
   attacker's name); an Origin header, when present, must be allowed (a web page's fetch
   or form post carries its own origin).
@@ -14,15 +16,20 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import logging
 import os
+import secrets
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from sori.config.sections import HttpConfig
 from sori.errors import ConfigError
 
+log = logging.getLogger(__name__)
+
 MIN_TOKEN_CHARS = 16
+DEFAULT_TOKEN_FILE = "~/.config/sori/api-token"
 SETUP_HINT = (
     "run 'sori setup' to make one (it prints the [http] token_file line to add), "
     "or export SORI_API_TOKEN"
@@ -53,9 +60,7 @@ class Access:
 
     def needs_token(self, path: str, changes_state: bool) -> bool:
         """Whether a request must carry the token."""
-        if path == "/health":
-            return False
-        return not self.loopback or (changes_state and self.token is not None)
+        return path != "/health" and (changes_state or not self.loopback)
 
     def host_ok(self, host: str | None) -> bool:
         return bool(host) and host.strip().lower() in self.hosts
@@ -113,6 +118,45 @@ def load_token(config: HttpConfig, environ: dict[str, str] | None = None) -> str
             f"without spaces; {SETUP_HINT}"
         )
     return token
+
+
+def write_token(path: Path, force: bool = False) -> str:
+    """A new token in `path`, created with mode 0600 (its folder 0700 when made here)."""
+    if path.exists() and not force:
+        raise ConfigError(f"{path} exists; keep using it, or pass --force for a new token")
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    token = secrets.token_urlsafe(32)
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(token + "\n")
+        os.chmod(temp, 0o600)  # whatever the umask
+        os.replace(temp, path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    return token
+
+
+def ensure_token(config: HttpConfig) -> str | None:
+    """The configured token; with none configured, the one in DEFAULT_TOKEN_FILE, made there
+    on first use. None (state-changing requests are then refused) when it cannot be made."""
+    token = load_token(config)
+    if token is not None:
+        return token
+    path = Path(DEFAULT_TOKEN_FILE).expanduser()
+    try:
+        if not path.exists():
+            write_token(path)
+            log.info("made an API token in %s (mode 0600)", path)
+    except OSError as exc:
+        log.warning(
+            "no API token, and none could be made in %s (%s): POST /say is refused; %s",
+            path, exc.strerror or exc, SETUP_HINT,
+        )  # fmt: skip
+        return None
+    return load_token(replace(config, token_file=str(path)))
 
 
 def build_access(config: HttpConfig, host: str, port: int, token: str | None) -> Access:

@@ -3,7 +3,7 @@
 GET  /health    {"status": "ok", ...}; never needs the token
 GET  /metrics   Prometheus text: stage latency histograms, turns per tier, errors, ...
 POST /say       {"text": "거실 불 켜줘"} → the turn as JSON (intent, actions, reply, timings);
-                Content-Type application/json; the token when one is configured
+                Content-Type application/json and the token, always
 GET  /events    server-sent events: one `data:` line per event, each turn and stage;
                 without the token only types, ids, intents, tiers, ok flags and timings
 
@@ -102,7 +102,7 @@ class HttpApi:
         self.access = build_access(self.config, self.host, self.port, self.token)
         log.info(
             "HTTP API on http://%s:%d (%s)", self.host, self.port,
-            "token required" if self.token else "loopback, no token",
+            "token required" if self.token else "no token: POST /say is refused",
         )  # fmt: skip
 
     @property

@@ -12,7 +12,7 @@ import threading
 from typing import Any
 
 from sori.actions import Timers
-from sori.api_access import build_access, load_token, split_bind
+from sori.api_access import build_access, ensure_token, is_loopback, load_token, split_bind
 from sori.assemble import (
     build_handlers,
     build_registry,
@@ -271,8 +271,9 @@ def api_access(args: argparse.Namespace, config: Config) -> tuple[str, str | Non
     bind = config.http.bind if args.http is None else ("" if args.http == "off" else args.http)
     if not bind:
         return "", None
-    token = load_token(config.http)
-    build_access(config.http, *split_bind(bind), token)
+    host, port = split_bind(bind)
+    token = ensure_token(config.http) if is_loopback(host) else load_token(config.http)
+    build_access(config.http, host, port, token)
     return bind, token
 
 

@@ -12,13 +12,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import secrets
 from pathlib import Path
 
+from sori.api_access import DEFAULT_TOKEN_FILE, write_token
 from sori.errors import ConfigError
-
-DEFAULT_TOKEN_FILE = "~/.config/sori/api-token"
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -26,9 +23,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "setup",
         help="prepare this machine for 'sori run' (for now: make the HTTP API token)",
         description="Generate an API token for the HTTP API into a file only you can read "
-        "(mode 0600) and print the [http] config lines and a curl example. The daemon then "
+        "(mode 0600) and print the [http] config lines and a curl example. The daemon "
         "requires 'Authorization: Bearer TOKEN' on POST /say, and on everything but /health "
-        "when bound beyond loopback.",
+        "when bound beyond loopback; 'sori run' makes this file itself when no token is "
+        "configured.",
     )
     parser.add_argument(
         "--token-file", default=DEFAULT_TOKEN_FILE, metavar="PATH",
@@ -46,25 +44,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     return parser
-
-
-def write_token(path: Path, force: bool = False) -> str:
-    """A new token in `path`, created with mode 0600 (its folder 0700 when made here)."""
-    if path.exists() and not force:
-        raise ConfigError(f"{path} exists; keep using it, or pass --force for a new token")
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    token = secrets.token_urlsafe(32)
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(token + "\n")
-        os.chmod(temp, 0o600)  # whatever the umask
-        os.replace(temp, path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    return token
 
 
 def run(args: argparse.Namespace) -> int:
