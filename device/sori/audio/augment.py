@@ -1,0 +1,110 @@
+"""Room conditions made on purpose: noise of a few colours, hum, babble, mixed at an SNR.
+
+Benchmarks, tests and fixture runs hear clean recordings as a home would: with a fan
+(white), a fridge or traffic (pink, brown), mains hum, or people talking (babble). Every
+generator is deterministic for a given `numpy.random.Generator`, so a figure can be
+reproduced and nothing needs to be stored.
+
+    rng = np.random.default_rng(7)
+    noisy = mix_at_snr(speech, make_noise("pink", len(speech), rng), snr_db=10)
+    room = at_dbfs(make_noise("hum", 16_000 * 60, rng), -30)   # a minute of hum alone
+
+Signals are float32 numpy arrays at the pipeline's 16 kHz; `to_pcm16` turns one into the
+bytes the sources produce.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from sori.audio.format import RATE_HZ
+
+NOISE_KINDS = ("white", "pink", "brown", "hum")
+"""Noises made from nothing; babble needs voices (`babble`)."""
+HUM_HZ = 50.0
+"""Mains frequency of the hum (50 Hz in Korea and Europe; 60 Hz in the Americas)."""
+FULL_SCALE = 32768.0
+
+
+def make_noise(kind: str, samples: int, rng: np.random.Generator) -> np.ndarray:
+    """`samples` of noise of `kind` (see NOISE_KINDS) with an RMS of 1."""
+    if kind == "white":
+        noise = rng.standard_normal(samples)
+    elif kind in ("pink", "brown"):
+        noise = _coloured(samples, rng, exponent=1.0 if kind == "pink" else 2.0)
+    elif kind == "hum":
+        t = np.arange(samples) / RATE_HZ
+        phase = rng.uniform(0, 2 * np.pi, 3)
+        noise = sum(  # the mains tone and its first odd harmonics, as transformers make
+            np.sin(2 * np.pi * HUM_HZ * k * t + p) / k for k, p in zip((1, 3, 5), phase, strict=True)
+        )
+    else:
+        raise ValueError(f"noise kind must be one of {', '.join(NOISE_KINDS)}, got {kind!r}")
+    return _unit_rms(np.asarray(noise, dtype=np.float64))
+
+
+def _coloured(samples: int, rng: np.random.Generator, exponent: float) -> np.ndarray:
+    """Noise whose power falls as 1/f**exponent (1: pink, 2: brown), shaped in frequency."""
+    spectrum = np.fft.rfft(rng.standard_normal(samples))
+    freqs = np.fft.rfftfreq(samples, 1 / RATE_HZ)
+    freqs[0] = freqs[1] if samples > 1 else 1.0  # no infinite gain at DC
+    spectrum /= freqs ** (exponent / 2)
+    spectrum[freqs < 20] = 0  # below hearing and below any microphone
+    return np.fft.irfft(spectrum, samples)
+
+
+def babble(
+    voices: Sequence[np.ndarray], samples: int, rng: np.random.Generator, talkers: int = 4
+) -> np.ndarray:
+    """`talkers` voices at once, each a random stretch of `voices` (looped), RMS 1."""
+    if not voices:
+        raise ValueError("babble needs at least one voice recording")
+    mixed = np.zeros(samples)
+    for _ in range(talkers):
+        voice = np.asarray(voices[rng.integers(len(voices))], dtype=np.float64)
+        start = int(rng.integers(len(voice)))
+        repeats = samples // len(voice) + 2
+        mixed += _unit_rms(np.tile(voice, repeats)[start : start + samples])
+    return _unit_rms(mixed)
+
+
+def mix_at_snr(speech: np.ndarray, noise: np.ndarray, snr_db: float) -> np.ndarray:
+    """`speech` with `noise` added at `snr_db` below the speech's RMS (noise is cut or
+    looped to the speech's length); float32 at the speech's scale."""
+    speech = np.asarray(speech, dtype=np.float64)
+    noise = np.resize(np.asarray(noise, dtype=np.float64), speech.shape)
+    speech_rms = _rms(speech)
+    noise_rms = _rms(noise)
+    if speech_rms == 0 or noise_rms == 0:
+        return speech.astype(np.float32)
+    gain = speech_rms / noise_rms / 10 ** (snr_db / 20)
+    return (speech + gain * noise).astype(np.float32)
+
+
+def at_dbfs(signal: np.ndarray, dbfs: float) -> np.ndarray:
+    """`signal` scaled to an RMS of `dbfs` decibels relative to 16-bit full scale."""
+    signal = np.asarray(signal, dtype=np.float64)
+    rms = _rms(signal)
+    target = FULL_SCALE * 10 ** (dbfs / 20)
+    return (signal * (target / rms if rms else 0.0)).astype(np.float32)
+
+
+def gain_db(signal: np.ndarray, db: float) -> np.ndarray:
+    """`signal` made louder (db > 0) or quieter."""
+    return (np.asarray(signal, dtype=np.float64) * 10 ** (db / 20)).astype(np.float32)
+
+
+def to_pcm16(signal: np.ndarray) -> bytes:
+    """16-bit little-endian PCM of a signal on the int16 scale, clipped at full scale."""
+    return np.clip(np.rint(signal), -32768, 32767).astype("<i2").tobytes()
+
+
+def _rms(signal: np.ndarray) -> float:
+    return float(np.sqrt(np.mean(np.square(signal)))) if signal.size else 0.0
+
+
+def _unit_rms(signal: np.ndarray) -> np.ndarray:
+    rms = _rms(signal)
+    return signal / rms if rms else signal
