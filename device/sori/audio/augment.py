@@ -36,9 +36,11 @@ def make_noise(kind: str, samples: int, rng: np.random.Generator) -> np.ndarray:
         noise = _coloured(samples, rng, exponent=1.0 if kind == "pink" else 2.0)
     elif kind == "hum":
         t = np.arange(samples) / RATE_HZ
-        phase = rng.uniform(0, 2 * np.pi, 3)
-        noise = sum(  # the mains tone and its first odd harmonics, as transformers make
-            np.sin(2 * np.pi * HUM_HZ * k * t + p) / k for k, p in zip((1, 3, 5), phase, strict=True)
+        harmonics = (1, 3, 5)  # the mains tone and its first odd harmonics
+        phases = rng.uniform(0, 2 * np.pi, len(harmonics))
+        noise = sum(
+            np.sin(2 * np.pi * HUM_HZ * k * t + p) / k
+            for k, p in zip(harmonics, phases, strict=True)
         )
     else:
         raise ValueError(f"noise kind must be one of {', '.join(NOISE_KINDS)}, got {kind!r}")
