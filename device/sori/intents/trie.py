@@ -141,34 +141,10 @@ def build_trie(blocks_with_paths) -> tuple[Node, int]:
     return root, count
 
 
-def _mark_word_lengths(root: Node) -> None:
-    """Set `longest` on every node: its depth in its word plus the longest tail below."""
-    # Word starts are the root and the targets of boundary and slot edges.
-    starts, order = [root], []
-    seen: set[int] = set()
-    while starts:
-        start = starts.pop()
-        if id(start) in seen:
-            continue
-        seen.add(id(start))
-        stack = [(start, 0)]
-        while stack:
-            node, depth = stack.pop()
-            order.append((node, depth))
-            stack.extend((child, depth + 1) for child in node.chars.values())
-            if node.boundary is not None:
-                starts.append(node.boundary)
-            starts.extend(node.slots.values())
-    tails: dict[int, int] = {}
-    for node, depth in reversed(order):  # children come after their parent in `order`
-        tail = max((1 + tails[id(c)] for c in node.chars.values()), default=0)
-        tails[id(node)] = tail
-        node.longest = depth + tail
-
-
-def template_words(root: Node) -> set[str]:
-    """Every literal word the templates spell (the text between word breaks)."""
-    words: set[str] = set()
+def walk_words(root: Node) -> Iterator[tuple[Node, str]]:
+    """(node, the word spelled so far) for every node of every template word, each word
+    start (the root, the targets of boundary and slot edges) visited once; a node comes
+    after its parent."""
     starts, seen = [root], set()
     while starts:
         start = starts.pop()
@@ -178,51 +154,44 @@ def template_words(root: Node) -> set[str]:
         stack = [(start, "")]
         while stack:
             node, prefix = stack.pop()
-            if prefix and (node.boundary is not None or node.ends or node.slots):
-                words.add(prefix)
+            yield node, prefix
             stack.extend((child, prefix + char) for char, child in node.chars.items())
             if node.boundary is not None:
                 starts.append(node.boundary)
             starts.extend(node.slots.values())
-    return words
+
+
+def _mark_word_lengths(root: Node) -> None:
+    """Set `longest` on every node: its depth in its word plus the longest tail below."""
+    order = list(walk_words(root))
+    tails: dict[int, int] = {}
+    for node, prefix in reversed(order):  # children come after their parent in `order`
+        tail = max((1 + tails[id(c)] for c in node.chars.values()), default=0)
+        tails[id(node)] = tail
+        node.longest = len(prefix) + tail
+
+
+def template_words(root: Node) -> set[str]:
+    """Every literal word the templates spell (the text between word breaks)."""
+    return {
+        prefix
+        for node, prefix in walk_words(root)
+        if prefix and (node.boundary is not None or node.ends or node.slots)
+    }
 
 
 def final_words(root: Node, list_words: Callable[[str], Iterable[str]]) -> Iterator[tuple]:
     """(word, terminals) for every word a template may end on: literal words and the
     values of a list in last place (`list_words` gives a list's values by name)."""
-    starts, seen = [root], set()
-    while starts:
-        start = starts.pop()
-        if id(start) in seen:
-            continue
-        seen.add(id(start))
-        stack = [(start, "")]
-        while stack:
-            node, prefix = stack.pop()
-            if prefix and node.ends:
-                yield prefix, node.ends
-            stack.extend((child, prefix + char) for char, child in node.chars.items())
-            if node.boundary is not None:
-                starts.append(node.boundary)
-            for ref, child in node.slots.items():
-                starts.append(child)
-                if child.ends:
-                    yield from ((word, child.ends) for word in list_words(ref.list_name))
+    for node, prefix in walk_words(root):
+        if prefix and node.ends:
+            yield prefix, node.ends
+        for ref, child in node.slots.items():
+            if child.ends:
+                yield from ((word, child.ends) for word in list_words(ref.list_name))
 
 
 def mark_predicates(root: Node, is_predicate: Callable[[str], bool]) -> None:
     """Set `predicate` on the node that ends each literal final word passing the test."""
-    starts, seen = [root], set()
-    while starts:
-        start = starts.pop()
-        if id(start) in seen:
-            continue
-        seen.add(id(start))
-        stack = [(start, "")]
-        while stack:
-            node, prefix = stack.pop()
-            node.predicate = bool(prefix and node.ends and is_predicate(prefix))
-            stack.extend((child, prefix + char) for char, child in node.chars.items())
-            if node.boundary is not None:
-                starts.append(node.boundary)
-            starts.extend(node.slots.values())
+    for node, prefix in walk_words(root):
+        node.predicate = bool(prefix and node.ends and is_predicate(prefix))
