@@ -38,12 +38,31 @@ def test_a_command_publishes_to_the_broker_and_is_answered(tmp_path, mosquitto, 
             "handler": "mqtt",
             "target": "light.living_room",
             "ok": True,
+            "unconfirmed": False,
             "detail": "sori/light/living_room/set ON",
         }
     ]
     assert turn["response"] and not turn["error"]
     assert {"understand", "act", "first_audio", "speak", "total"} <= turn["stages_ms"].keys()
     assert frames(tmp_path / "reply.wav") > 22050 * 0.5  # at least half a second of speech
+
+
+def test_questions_publish_nothing_and_a_command_still_does(tmp_path, mosquitto, subscriber):
+    config = write_config(tmp_path, mosquitto)  # Home Assistant's pack knows "켜져 있어?"
+    config.write_text(config.read_text().replace("home_assistant = false", "home_assistant = true"))
+    daemon = build(config, tmp_path / "reply.wav")
+
+    async def turns():
+        asked = [await daemon.say("거실 온도 몇 도야"), await daemon.say("거실 불 켜져 있어?")]
+        return asked, await daemon.say("거실 불 꺼줘")
+
+    asked, command = asyncio.run(closing(daemon, turns()))
+    assert [t["intent"] for t in asked] == ["HassClimateGetTemperature", "HassGetState"]
+    assert all(t["actions"] == [] and not t["error"] for t in asked)
+    # one publisher, one broker: had a question published, it would arrive first
+    assert subscriber.next() == ("sori/light/living_room/set", "OFF")
+    assert command["actions"][0]["ok"]
+    assert subscriber.messages.empty()
 
 
 def test_a_repeated_reply_comes_from_the_cache(tmp_path, mosquitto):
