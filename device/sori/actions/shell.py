@@ -118,12 +118,20 @@ class ShellHandler:
         for a child that left the group and keeps the pipe open."""
         with contextlib.suppress(ProcessLookupError):  # the whole group is gone already
             os.killpg(proc.pid, signal.SIGKILL)  # the group id is the leader's pid
+
+        async def drained() -> None:  # the pipes' ends, then the exit status
+            await asyncio.gather(proc.stdout.read(), proc.stderr.read())
+            await proc.wait()
+
         try:
-            await asyncio.wait_for(asyncio.shield(proc.wait()), REAP_S)
+            await asyncio.wait_for(drained(), REAP_S)
         except TimeoutError:
             log.warning(
                 "pid %d: a child left its process group and still holds its output", proc.pid
             )
+            # Drop our ends of the pipes so the transport finishes now; asyncio has no
+            # public call for that on a Process.
+            proc._transport.close()  # noqa: SLF001
 
     async def close(self) -> None:
         return None
