@@ -223,6 +223,9 @@ class MqttHandler:
         """End the connection; the broker drops our clean session with anything unreleased,
         and paho reconnects on its own."""
         sock = self._client.socket()
+        log.warning(
+            "MQTT: resetting the connection to %s so it forgets a withdrawn command", self.url
+        )
         if sock is not None:
             with contextlib.suppress(OSError):  # already closed
                 sock.shutdown(socket.SHUT_RDWR)
