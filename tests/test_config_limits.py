@@ -226,3 +226,9 @@ def test_parse_config_raises_only_config_error(doc):
         assert str(exc).startswith("sori.toml")
     else:
         assert isinstance(config, Config)
+
+
+def test_a_text_key_with_choices_is_checked_like_a_number():
+    with pytest.raises(ConfigError, match=r"mqtt.protocol must be 5 or 3.1.1, got '4'"):
+        parse_config({"mqtt": {"protocol": "4"}})
+    assert parse_config({"mqtt": {"protocol": "3.1.1"}}).mqtt.protocol == "3.1.1"

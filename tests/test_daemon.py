@@ -13,6 +13,7 @@ import pytest
 
 from broker import free_port
 from daemon_kit import build, write_config
+from faults import Mosquitto
 from sori.events import IntentCommitted, PlaybackStopped, SpeechStarted, UtteranceHeard
 
 
@@ -38,12 +39,31 @@ def test_a_command_publishes_to_the_broker_and_is_answered(tmp_path, mosquitto, 
             "handler": "mqtt",
             "target": "light.living_room",
             "ok": True,
+            "unconfirmed": False,
             "detail": "sori/light/living_room/set ON",
         }
     ]
     assert turn["response"] and not turn["error"]
     assert {"understand", "act", "first_audio", "speak", "total"} <= turn["stages_ms"].keys()
     assert frames(tmp_path / "reply.wav") > 22050 * 0.5  # at least half a second of speech
+
+
+def test_questions_publish_nothing_and_a_command_still_does(tmp_path, mosquitto, subscriber):
+    config = write_config(tmp_path, mosquitto)  # Home Assistant's pack knows "켜져 있어?"
+    config.write_text(config.read_text().replace("home_assistant = false", "home_assistant = true"))
+    daemon = build(config, tmp_path / "reply.wav")
+
+    async def turns():
+        asked = [await daemon.say("거실 온도 몇 도야"), await daemon.say("거실 불 켜져 있어?")]
+        return asked, await daemon.say("거실 불 꺼줘")
+
+    asked, command = asyncio.run(closing(daemon, turns()))
+    assert [t["intent"] for t in asked] == ["HassClimateGetTemperature", "HassGetState"]
+    assert all(t["actions"] == [] and not t["error"] for t in asked)
+    # one publisher, one broker: had a question published, it would arrive first
+    assert subscriber.next() == ("sori/light/living_room/set", "OFF")
+    assert command["actions"][0]["ok"]
+    assert subscriber.messages.empty()
 
 
 def test_a_repeated_reply_comes_from_the_cache(tmp_path, mosquitto):
@@ -87,6 +107,31 @@ def test_broker_down_is_spoken_and_logged_and_the_daemon_goes_on(tmp_path, caplo
     assert any("not reachable" in r.getMessage() for r in caplog.records)
     assert after["actions"][0]["ok"] and not after["error"]
     assert daemon.metrics.errors["action"] == 1
+
+
+def test_a_frozen_broker_is_spoken_as_sent_not_confirmed(tmp_path):
+    broker = Mosquitto(tmp_path)
+    config = write_config(tmp_path, broker.url, "[actions]\ntimeout_s = 0.5\n")
+    daemon = build(config, tmp_path / "reply.wav")
+
+    async def frozen_turn():
+        while not daemon.registry.handlers["mqtt"].connected:
+            await asyncio.sleep(0.02)
+        broker.freeze()
+        try:
+            return await daemon.say("거실 불 꺼줘")
+        finally:
+            broker.thaw()
+
+    try:
+        turn = asyncio.run(closing(daemon, frozen_turn()))
+    finally:
+        broker.close()
+    (action,) = turn["actions"]
+    assert (action["ok"], action["unconfirmed"]) == (False, True)
+    assert "not confirmed" in action["detail"]
+    assert turn["response"].endswith("명령을 보냈지만 확인하지 못했어요.")
+    assert "제어하지 못했어요" not in turn["response"]
 
 
 def test_a_hanging_handler_times_out_and_the_turn_is_still_answered(tmp_path, mosquitto):

@@ -14,6 +14,7 @@ FLOORS = {
     "clock": 0,
     "config": 0,
     "home": 0,
+    "intent_kinds": 0,
     "redact": 0,
     "audio": 1,
     "vad": 1,

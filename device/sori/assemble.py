@@ -24,6 +24,7 @@ REPLIES = {
     "ko": {
         "ack": "알겠어요.",
         "action_failed": "죄송해요, 기기를 제어하지 못했어요.",
+        "action_unconfirmed": "명령을 보냈지만 확인하지 못했어요.",
         "not_understood": "죄송해요, 잘 모르겠어요.",
         "failed": "죄송해요, 문제가 생겼어요.",
         "timer_done": "타이머가 끝났어요.",
@@ -31,6 +32,7 @@ REPLIES = {
     "en": {
         "ack": "Okay.",
         "action_failed": "Sorry, I could not reach that device.",
+        "action_unconfirmed": "I sent the command but could not confirm it.",
         "not_understood": "Sorry, I did not understand.",
         "failed": "Sorry, something went wrong.",
         "timer_done": "Your timer is done.",
@@ -107,7 +109,7 @@ def build_handlers(config: Config) -> dict[str, Handler]:
         m = config.mqtt
         mqtt = MqttHandler(
             m.url, m.topic, m.qos, m.retain, m.client_id, m.username,
-            os.environ.get(m.password_env, ""), timeout_s=min(timeout / 2, 2.0),
+            os.environ.get(m.password_env, ""), timeout_s=timeout, protocol=m.protocol,
         )  # fmt: skip
         mqtt.start()
         handlers["mqtt"] = mqtt

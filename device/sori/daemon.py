@@ -166,7 +166,7 @@ class Daemon:
         spoken_all = [spoken]
         if failed:
             tone = "error" if self.earcon else ""
-            spoken_all.append(await self.player.say(self.replies["action_failed"], uid, tone))
+            spoken_all.append(await self.player.say(self._failure_reply(failed), uid, tone))
         error = "; ".join(f"{a.target or a.handler}: {a.detail}" for a in failed)
         return self._finish(
             uid, committed.text, committed.intent, committed.slots, "preset",
@@ -200,8 +200,9 @@ class Daemon:
                     actions = await self._act(event)
                     reply = next((a.speech for a in actions if a.speech), event.response)
                     say(reply or self.replies["ack"])
-                    if any(not a.ok for a in actions):
-                        say(self.replies["action_failed"], "error" if self.earcon else "")
+                    failed = [a for a in actions if not a.ok]
+                    if failed:
+                        say(self._failure_reply(failed), "error" if self.earcon else "")
                 elif isinstance(event, TurnRouted):
                     tier, intent, slots = event.tier, event.intent or "", dict(event.slots)
                     if event.ttft_ns is not None and tier == "edge":
@@ -217,6 +218,12 @@ class Daemon:
         return self._finish(
             uid, text, intent, slots, tier, spoken_all, actions, asked, started_ns, stages, error
         )
+
+    def _failure_reply(self, failed: list[ActionFinished]) -> str:
+        """ "Sent, not confirmed" when every failure is only that; else "could not"."""
+        if all(a.unconfirmed for a in failed):
+            return self.replies["action_unconfirmed"]
+        return self.replies["action_failed"]
 
     async def _act(self, committed: IntentCommitted) -> list[ActionFinished]:
         actions = await self.registry.act(committed)
@@ -254,7 +261,13 @@ class Daemon:
             "cached": bool(first and first.cached),
             "interrupted": any(s.interrupted for s in spoken),
             "actions": [
-                {"handler": a.handler, "target": a.target, "ok": a.ok, "detail": a.detail}
+                {
+                    "handler": a.handler,
+                    "target": a.target,
+                    "ok": a.ok,
+                    "unconfirmed": a.unconfirmed,
+                    "detail": a.detail,
+                }  # fmt: skip
                 for a in actions
             ],
             "stages_ms": {k: round(v / MS, 3) for k, v in stages.items()},

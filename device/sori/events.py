@@ -130,6 +130,9 @@ class ActionFinished:
     """A reply computed by the handler (the time, a timer's state); replaces the preset's."""
     elapsed_ns: int = 0
     """How long the handler took, in nanoseconds."""
+    unconfirmed: bool = False
+    """True when the command was sent but not confirmed by its deadline (ok is False then):
+    it may or may not have been carried out, and nothing more of it is sent."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,7 @@ import asyncio
 import pytest
 
 from broker import free_port
-from sori.actions.base import Command
+from sori.actions.base import Command, NotConfirmed
 from sori.actions.mqtt import MqttHandler, parse_url, payload_for, topic_for
 from sori.errors import BackendError, ConfigError
 from sori.home import Device
@@ -75,3 +75,35 @@ def test_broker_down_is_a_backend_error_that_names_the_url():
 
     with pytest.raises(BackendError, match=f"{url} is not reachable"):
         asyncio.run(main())
+
+
+def test_mqtt_3_1_1_still_confirms_commands(mosquitto, subscriber):
+    async def main():
+        handler = MqttHandler(mosquitto, client_id="test-311", protocol="3.1.1")
+        try:
+            return await handler.handle(Command("HassTurnOff", {}, LAMP))
+        finally:
+            await handler.close()
+
+    assert asyncio.run(main()).detail == "sori/light/living_room/set OFF"
+    assert subscriber.next() == ("sori/light/living_room/set", "OFF")
+
+
+def test_protocol_and_qos_are_checked():
+    with pytest.raises(ConfigError, match=r"mqtt\.protocol"):
+        MqttHandler("mqtt://127.0.0.1", protocol="4")
+    with pytest.raises(ConfigError, match=r"mqtt\.qos"):
+        MqttHandler("mqtt://127.0.0.1", qos=3)
+
+
+def test_qos_0_is_reported_as_sent_not_confirmed(mosquitto, subscriber):
+    async def main():
+        handler = MqttHandler(mosquitto, client_id="test-qos0", qos=0)
+        try:
+            await handler.handle(Command("HassTurnOn", {}, LAMP))
+        finally:
+            await handler.close()
+
+    with pytest.raises(NotConfirmed, match="QoS 0"):
+        asyncio.run(main())
+    assert subscriber.next() == ("sori/light/living_room/set", "ON")

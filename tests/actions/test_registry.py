@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 from sori.actions import ActionRegistry, LocalHandler, Route, Timers, resolve
 from sori.actions.base import Result
@@ -108,3 +109,49 @@ def test_reload_swaps_home_and_routes():
     reg.reload(new_home, {"switch.fan": Route("broken")})
     (done,) = asyncio.run(reg.act(commit("HassTurnOn", name="선풍기")))
     assert (done.handler, done.target) == ("broken", "switch.fan")
+
+
+class Recording:
+    """A device handler that records every command it is given."""
+
+    name = "recording"
+
+    def __init__(self):
+        self.commands = []
+
+    async def handle(self, command):
+        self.commands.append(command)
+        return Result("sent")
+
+    async def close(self):
+        pass
+
+
+def test_a_question_sends_nothing_to_any_device():
+    handler = Recording()
+    reg = ActionRegistry(HOME, {"recording": handler}, LocalHandler(Timers()))
+    reg.default_handler = "recording"
+    questions = [
+        commit("HassClimateGetTemperature", area="거실"),
+        commit("HassGetState", name="거실 조명", domain="light", state="on"),
+        commit("HassGetState", area="거실"),
+        commit("HassGetWeather", area="거실"),
+        commit("HassNevermind", area="거실"),
+    ]
+    for question in questions:
+        assert asyncio.run(reg.act(question)) == []
+        assert reg.commands(question) == []
+    assert handler.commands == []
+    (done,) = asyncio.run(reg.act(commit("HassTurnOff", name="거실 조명")))
+    assert done.ok and [c.entity_id for c in handler.commands] == ["light.living_room"]
+
+
+def test_the_deadline_reaches_the_handler():
+    handler = Recording()
+    reg = ActionRegistry(HOME, {"recording": handler}, LocalHandler(Timers()), timeout_s=2.0)
+    reg.default_handler = "recording"
+    before = time.monotonic_ns()
+    asyncio.run(reg.act(commit("HassTurnOn", name="거실 조명")))
+    (command,) = handler.commands
+    assert before + 2e9 <= command.deadline_ns <= time.monotonic_ns() + 2e9
+    assert 0 < command.remaining_s(99) <= 2.0

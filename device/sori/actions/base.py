@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from sori.errors import BackendError
 from sori.home import Device
 
 
@@ -25,6 +27,21 @@ class Command:
     """What the user said."""
     utterance_id: int = 0
     """Which utterance this came from."""
+    deadline_ns: int = 0
+    """`time.monotonic_ns()` after which nothing of this command may be sent, in
+    nanoseconds; set by the registry from the commit. 0: the handler's own timeout."""
+
+    def remaining_s(self, default_s: float) -> float:
+        """Seconds left before the deadline (never below 0); `default_s` when none is set."""
+        if not self.deadline_ns:
+            return default_s
+        return max(0.0, (self.deadline_ns - time.monotonic_ns()) / 1e9)
+
+    def with_deadline(self, default_s: float) -> Command:
+        """This command with a deadline: its own, else `default_s` from now."""
+        if self.deadline_ns:
+            return self
+        return replace(self, deadline_ns=time.monotonic_ns() + int(default_s * 1e9))
 
     @property
     def entity_id(self) -> str:
@@ -63,8 +80,15 @@ class Result:
     """A reply of the handler's own; empty keeps the preset's response."""
 
 
+class NotConfirmed(BackendError):
+    """The command was sent but its arrival was not confirmed by the deadline; it may or
+    may not have been carried out. The speaker says so instead of claiming a failure."""
+
+
 class Handler(Protocol):
-    """Carries out commands. Raises BackendError (or anything) on failure."""
+    """Carries out commands. Raises BackendError (or anything) on failure, NotConfirmed when
+    the command left but no confirmation came by `Command.deadline_ns`, after which it sends
+    nothing more of that command."""
 
     name: str
     """Config name: "mqtt", "home_assistant", "webhook", "shell", "dry_run"."""

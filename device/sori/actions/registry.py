@@ -2,23 +2,31 @@
 
 The only stage that may change the world. Every device names its handler in the config
 (`[[home.devices]] handler = "mqtt"`); the rest use `actions.default_handler`. Timers,
-the time and the date are answered on the device. Each handler call has a deadline,
-so a hung handler costs one spoken error, never the next turn.
+the time and the date are answered on the device. Queries ("거실 온도 몇 도야") never
+reach a device handler: `sori.intent_kinds` says which intents may act.
+
+Each committed intent has ONE deadline, `timeout_s` after the registry takes it
+(`Command.deadline_ns`). MQTT and shell enforce it at their own layer (MQTT withdraws what
+the broker has not acknowledged, shell kills the process group) and say how it ended; the
+registry waits a short grace past it for that answer. Other handlers are cancelled at the
+deadline. A hung handler costs one spoken error, never the next turn.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sori.actions.base import Command, Handler, Result
+from sori.actions.base import Command, Handler, NotConfirmed, Result
 from sori.actions.timers import LOCAL_INTENTS, LocalHandler
 from sori.clock import Clock, MonotonicClock
 from sori.events import ActionFinished, IntentCommitted
 from sori.home import Device, Home
+from sori.intent_kinds import is_command
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +49,11 @@ DEVICE_INTENTS = frozenset(
     }
 )
 """Intents that must reach a device; finding none is a failure the speaker reports."""
+
+GRACE_S = 0.25
+"""How long past the deadline the registry waits for a handler that enforces the deadline
+itself (`enforces_deadline = True`) to report how its command ended (withdrawn, killed),
+in seconds. Other handlers are cancelled at the deadline itself."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,27 +121,37 @@ class ActionRegistry:
     def is_local(intent: str) -> bool:
         return intent in LOCAL_INTENTS
 
-    def commands(self, committed: IntentCommitted) -> list[tuple[str, Command]]:
-        """(handler name, command) pairs for an intent; empty when there is nothing to do."""
+    def commands(
+        self, committed: IntentCommitted, deadline_ns: int = 0
+    ) -> list[tuple[str, Command]]:
+        """(handler name, command) pairs for an intent; empty when there is nothing to do.
+
+        A query or a no-op gets no device handler at all, whatever its slots name: only the
+        speaker's own handler answers (the time, a timer's state)."""
         base = Command(
             committed.intent, dict(committed.slots), None, "", committed.text,
-            committed.utterance_id,
+            committed.utterance_id, deadline_ns,
         )  # fmt: skip
         if self.is_local(committed.intent):
             return [("local", base)]
+        if not is_command(committed.intent):
+            log.info("%s asks, it does not act: nothing is sent", committed.intent)
+            return []
         pairs = []
         for device in resolve(self.home, committed.slots):
             route = self.routes.get(device.id, Route(""))
             name = route.handler or self.default_handler
             command = Command(
-                base.intent, base.slots, device, route.topic, base.text, base.utterance_id
-            )
+                base.intent, base.slots, device, route.topic, base.text, base.utterance_id,
+                deadline_ns,
+            )  # fmt: skip
             pairs.append((name, command))
         return pairs
 
     async def act(self, committed: IntentCommitted) -> list[ActionFinished]:
         """Carry out `committed`; one ActionFinished per target, failures included."""
-        pairs = self.commands(committed)
+        deadline_ns = time.monotonic_ns() + int(self.timeout_s * 1e9)
+        pairs = self.commands(committed, deadline_ns)
         if not pairs:
             if committed.intent in DEVICE_INTENTS:
                 return [
@@ -147,14 +170,20 @@ class ActionRegistry:
     async def _one(self, name: str, command: Command) -> ActionFinished:
         handler = self.local if name == "local" else self.handlers.get(name)
         started = self.clock.now_ns()
-        ok, detail, speech = True, "", ""
+        ok, unconfirmed, detail, speech = True, False, "", ""
         try:
             if handler is None:
                 raise LookupError(f"handler {name!r} is not configured")
-            result: Result = await asyncio.wait_for(handler.handle(command), self.timeout_s)
+            grace_s = GRACE_S if getattr(handler, "enforces_deadline", False) else 0.0
+            wait_s = command.remaining_s(self.timeout_s) + grace_s
+            result: Result = await asyncio.wait_for(handler.handle(command), wait_s)
             detail, speech = result.detail, result.speech
-        except TimeoutError:
+        except TimeoutError as exc:
             ok, detail = False, f"{name} took over {self.timeout_s:g} s"
+            if str(exc):
+                detail += f": {exc}"
+        except NotConfirmed as exc:
+            ok, unconfirmed, detail = False, True, str(exc)
         except Exception as exc:  # a handler's failure is reported, never fatal
             ok, detail = False, str(exc) or type(exc).__name__
         if not ok:
@@ -170,6 +199,7 @@ class ActionRegistry:
             detail=detail,
             speech=speech,
             elapsed_ns=finished - started,
+            unconfirmed=unconfirmed,
         )
 
     async def close(self) -> None:

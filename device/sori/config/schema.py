@@ -27,8 +27,8 @@ def ranged(
     above: float | None = None,
     choices: tuple[Any, ...] = (),
 ) -> Any:
-    """A numeric field with its allowed values: `low <= x <= high` (either may be None),
-    `x > above`, or one of `choices`. `schema.build` checks them."""
+    """A field with its allowed values: a number with `low <= x <= high` (either may be
+    None) or `x > above`, or any value among `choices`. `schema.build` checks them."""
     meta = {"low": low, "high": high, "above": above, "choices": choices}
     return dataclasses.field(default=default, metadata={"range": meta})
 
@@ -78,7 +78,7 @@ def build(cls: type, data: Any, path: str, source: str) -> Any:
             key = _join(path, f.name)
             value = _coerce(hints[f.name], data[f.name], key, source)
             meta = f.metadata.get("range", _FINITE)
-            if _is_number(value) and not in_range(meta, value):
+            if (_is_number(value) or meta["choices"]) and not in_range(meta, value):
                 raise ConfigError(f"{where}{key} must be {allowed(meta)}, got {value!r}")
             values[f.name] = value
         elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:

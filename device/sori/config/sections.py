@@ -321,7 +321,9 @@ class ActionsConfig:
     """Handler for devices whose config names none: "mqtt", "home_assistant", "webhook",
     "shell" or "dry_run" (log only)."""
     timeout_s: float = ranged(3.0, high=3600, above=0)
-    """Deadline of one handler call, in seconds; past it the failure is spoken."""
+    """Deadline of each command, in seconds from the commit: after it nothing of the command
+    is sent (MQTT withdraws it, a shell program's process group is killed) and the speaker
+    says it failed or was sent but not confirmed."""
 
 
 @dataclass(frozen=True)
@@ -330,8 +332,10 @@ class MqttConfig:
     """Broker URL: mqtt://HOST:PORT, or mqtts:// for TLS."""
     topic: str = "sori/{domain}/{object_id}/set"
     """Command topic template ({domain}, {object_id}, {entity_id}); devices may override."""
-    qos: int = ranged(1, choices=(0, 1, 2))
-    """MQTT quality of service for commands: 0, 1 or 2."""
+    qos: int = ranged(2, choices=(0, 1, 2))
+    """MQTT quality of service for commands: 2 (default) is at most once and withdrawable
+    until the deadline; 1 and 0 cannot be withdrawn once sent (a broker that froze may
+    deliver them late), and 0 is never confirmed."""
     retain: bool = False
     """Publish commands retained."""
     client_id: str = "sori"
@@ -340,6 +344,9 @@ class MqttConfig:
     """Broker user name; empty for anonymous."""
     password_env: str = "SORI_MQTT_PASSWORD"
     """Environment variable holding the broker password."""
+    protocol: str = ranged("5", choices=("5", "3.1.1"))
+    """MQTT version: "5" (commands carry a message expiry: the seconds left to their
+    deadline) or "3.1.1" for brokers without MQTT 5 (no expiry)."""
 
 
 @dataclass(frozen=True)
