@@ -83,3 +83,24 @@ def test_a_token_that_cannot_be_made_leaves_state_changes_refused(
     (private_home / ".config").write_text("not a folder")  # nothing can be made below it
     assert ensure_token(HttpConfig()) is None
     assert "POST /say is refused" in caplog.text
+
+
+def test_a_full_disk_while_writing_the_token_leaves_no_partial_file(tmp_path):
+    """RLIMIT_FSIZE = 0 makes every write fail as a full disk would (EFBIG)."""
+    import resource
+    import signal
+    import subprocess
+    import sys
+
+    def full_disk() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+
+    path = tmp_path / "api-token"
+    out = subprocess.run(
+        [sys.executable, "-m", "sori", "setup", "--token-file", str(path)],
+        capture_output=True, text=True, timeout=60, preexec_fn=full_disk,
+    )  # fmt: skip
+    assert out.returncode == 2, out.stderr
+    assert "cannot write" in out.stderr and "Traceback" not in out.stderr
+    assert list(tmp_path.iterdir()) == []
