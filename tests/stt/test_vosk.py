@@ -235,3 +235,23 @@ def test_real_speech_whose_phrase_is_in_the_grammar_commits_early(shared_dir, vo
     assert commit.early
     assert order.index(IntentCommitted) < order.index(SpeechStopped) < order.index(TranscriptFinal)
     assert not any(isinstance(e, IntentCorrected) for e in events)
+
+
+def test_the_grammar_of_the_homes_spoken_phrases_holds_request_endings(vosk_model):
+    """The phrase generator's set survives the model's vocabulary with its endings: the
+    constrained pass can now hear 켜 줘 and 켜 주세요, not only the bare 켜."""
+    from pathlib import Path
+
+    from sori.commands.options import home_from_config
+    from sori.config import load_config
+    from sori.intents import load_presets
+
+    example = Path(__file__).resolve().parents[2] / "device" / "sori.example.toml"
+    presets = load_presets("ko", home_from_config(load_config(str(example)).home))
+    phrases = presets.phrases()
+    grammar, dropped = compile_grammar(vosk_model, phrases)
+    words = {word for phrase in grammar for word in phrase.split()}
+    assert {"줘", "주세요", "좀"} <= words
+    assert "거실 조명 켜 줘" in grammar
+    assert len(grammar) >= 0.95 * len(phrases)
+    assert dropped == []

@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
             failed = True
     if not sources:
         return 2
-    recognizer = build_recognizer(config.stt, presets.phrases())
+    recognizer = build_recognizer(config.stt, presets.phrases(config.stt.phrases.max_phrases))
     for source in sources:
         try:
             for record in replay_source(source, config, recognizer, presets, args.realtime):

@@ -408,7 +408,7 @@ def _hearing(input_name: str, config: Config, daemon: Daemon):  # noqa: ANN202
     from sori.pipeline import hear
 
     understanding = daemon.understanding
-    recognizer = build_recognizer(config.stt, understanding.phrases())
+    recognizer = build_recognizer(config.stt, understanding.phrases(config.stt.phrases.max_phrases))
     if input_name == "mic":
         source = MicSource(config.audio.device, config.audio.frame_ms).open()
     else:

@@ -135,6 +135,14 @@ class SherpaConfig:
 
 
 @dataclass(frozen=True)
+class PhrasesConfig:
+    max_phrases: int = ranged(2000, 1, 100_000)
+    """Most phrases the constrained pass is given (vosk grammar, sherpa-onnx hotwords); they
+    are chosen by coverage of intent x target x request ending, so a small budget still
+    says every command once. More phrases, a heavier grammar pass."""
+
+
+@dataclass(frozen=True)
 class SttConfig:
     backend: str = "vosk"
     """Speech-to-text backend: "vosk" (embedded default) or "sherpa"."""
@@ -142,6 +150,8 @@ class SttConfig:
     """The vosk backend."""
     sherpa: SherpaConfig = field(default_factory=SherpaConfig)
     """The sherpa-onnx backend."""
+    phrases: PhrasesConfig = field(default_factory=PhrasesConfig)
+    """The phrase set both backends are biased towards (`sori phrases` prints it)."""
 
 
 @dataclass(frozen=True)

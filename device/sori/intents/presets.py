@@ -26,7 +26,7 @@ from sori.intents.korean import (
 )
 from sori.intents.korean import is_closed as _is_closed
 from sori.intents.matcher import AMBIGUITY_MARGIN, Candidate, match_exact, match_fuzzy
-from sori.intents.phrases import sample_phrases
+from sori.intents.phrases import DEFAULT_MAX_PHRASES, PhraseSet, spoken_phrases
 from sori.intents.ranking import conflict, rank
 from sori.intents.responses import respond
 from sori.intents.slots import SlotList, as_list
@@ -91,6 +91,7 @@ class Presets:
     these is never edited into another (see matcher.match_fuzzy)."""
     compile_seconds: float = 0.0
     """Time spent loading and compiling."""
+    _phrase_sets: dict[int, PhraseSet] = field(default_factory=dict, init=False, repr=False)
 
     def match(self, text: str) -> IntentMatch | None:
         """The best preset intent for `text`, or None when nothing matches confidently."""
@@ -210,13 +211,29 @@ class Presets:
             template=candidate.terminal.template,
         )
 
-    def phrases(self, limit: int = 5000) -> list[str]:
-        """Command sentences of our packs with the home's names filled in, read aloud.
+    def phrases(self, limit: int = DEFAULT_MAX_PHRASES) -> list[str]:
+        """Commands of our packs as people say them, for this home, at most `limit`.
 
-        Vocabulary for speech recognition: grammar words for vosk, hotwords for sherpa-onnx.
-        """
+        Vocabulary for speech recognition: grammar phrases for vosk, hotwords for
+        sherpa-onnx (see sori.intents.phrases)."""
+        return self.phrase_set(limit).phrases
+
+    def phrase_set(self, limit: int = DEFAULT_MAX_PHRASES) -> PhraseSet:
+        """The phrases of `phrases` with their coverage of the home. Made once per budget:
+        the recognizer and the reply cache both ask for them at start-up."""
+        if limit in self._phrase_sets:
+            return self._phrase_sets[limit]
         own = [block for block in self.blocks if block.priority == OWN_PACK_PRIORITY]
-        return sample_phrases(own, self.rules, self.lists, self.home, limit)
+        self._phrase_sets[limit] = spoken_phrases(
+            own,
+            self.rules,
+            self.lists,
+            self.home,
+            self.match,
+            budget=limit,
+            korean=self.language == "ko",
+        )
+        return self._phrase_sets[limit]
 
     def is_closed(self, text: str) -> bool:
         """True when `text` ends in a closed sentence-final form (켜줘, 꺼, 맞춰 ...).
