@@ -24,7 +24,9 @@ against the presets. When it is a complete command (`match`, confidence at least
 `CommitSettings.min_confidence`), its Korean sentence-final form is closed (`is_closed`)
 and the endpointer has heard `silence_ms` of trailing silence, the intent is committed at
 once (`IntentCommitted(early=True)`) instead of after the recognizer's final result. If
-the final transcript then means something else, `IntentCorrected` follows.
+the final transcript then means something else, `IntentCorrected` follows. A hypothesis of
+a recognizer's phrase-constrained pass (source "grammar", with an `lr_score`) has passed the
+recognizer's likelihood-ratio test, which then stands in for the confidence floor.
 
 Streaming recognizers show a word only some way after it was spoken (vosk: up to its
 chunk size plus the acoustic model's right context). So on the first silent frame of a
