@@ -258,3 +258,11 @@ def test_real_speech_whose_phrase_is_in_the_grammar_commits_early(shared_dir, vo
     assert commit.early
     assert order.index(IntentCommitted) < order.index(SpeechStopped) < order.index(TranscriptFinal)
     assert not any(isinstance(e, IntentCorrected) for e in events)
+
+
+def test_words_before_a_phrase_do_not_hide_it(vosk_model):
+    recognizer = VoskRecognizer(vosk_model, phrases=PHRASES, mode="both")
+    assert recognizer.ends_in_phrase("거실 불 켜 줘")
+    assert recognizer.ends_in_phrase("는 다 거실 불 켜 줘")
+    assert not recognizer.ends_in_phrase("거실 불 켜 줘 다")
+    assert not recognizer.ends_in_phrase("")

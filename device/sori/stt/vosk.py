@@ -209,6 +209,12 @@ class VoskRecognizer:
         """The hypothesis to report from the two passes (see the module docstring)."""
         return choose(free, gram, lr, self.lr_threshold, report_free=self.mode != "grammar")
 
+    def ends_in_phrase(self, text: str) -> bool:
+        """Whether `text` ends in one of the grammar's phrases (words heard before it, a
+        blip at the start of the utterance say, do not hide a command)."""
+        words = text.split()
+        return any(" ".join(words[i:]) in self.phrase_set for i in range(len(words)))
+
     def worker(self) -> ThreadPoolExecutor:
         """The thread the second pass runs on; started on first use."""
         if self._worker is None:
@@ -398,7 +404,7 @@ class VoskStream:
 
     def flush(self, silence_ms: int) -> Hypothesis | None:
         """Catch up now, as if `silence_ms` of silence had been heard. The grammar pass is
-        cut (tentatively), so its words are final; when they make one of the grammar's
+        cut (tentatively), so its words are final; when they end in one of the grammar's
         phrases, the free-form pass is cut at the same point, so both have a score for the
         same audio and the ratio decides at once. Otherwise the free-form pass hears the
         silence ahead of time (its decoder shows the last words only once the chunk after
@@ -411,7 +417,7 @@ class VoskStream:
             return self._changed()
         fresh = not gram.cut_pending
         gram.cut()
-        if fresh and not free.cut_pending and gram.hypothesis().text in self._r.phrase_set:
+        if fresh and not free.cut_pending and self._r.ends_in_phrase(gram.hypothesis().text):
             free.cut()
         self._each(lambda p: p.feed(padding))
         return self._changed()
