@@ -40,8 +40,8 @@ from sori.commands.replay import replay_source  # noqa: E402
 from sori.config import parse_config  # noqa: E402
 from sori.config.sections import VoskConfig  # noqa: E402
 from sori.intents import IntentMatch, load_presets  # noqa: E402
-from sori.stt.vosk import VoskRecognizer, agreement, load_model  # noqa: E402
-from sori.testing import character_errors  # noqa: E402
+from sori.stt.vosk import VoskRecognizer, load_model  # noqa: E402
+from sori.testing import agreement, character_errors  # noqa: E402
 
 PHRASES = [
     "거실 불 켜 줘",

@@ -86,6 +86,38 @@ def test_closed_complete_partial_commits_early_after_a_little_silence():
     assert heard.commit_t_ns == commit.t_ns and heard.speech_end_ns == 1000 * MS
 
 
+class FuzzyUnderstanding(Understanding):
+    """The same commands, matched only as near-misses (confidence 0.85)."""
+
+    def match(self, text):
+        found = super().match(text)
+        return found and IntentMatch(found.intent, found.slots, 0.85, found.response, text)
+
+
+def test_a_constrained_result_that_passed_the_ratio_test_commits_early_at_the_silence_gate():
+    """The constrained pass's phrase stands in for the match-confidence floor: a closed
+    command from it commits at the silence gate and carries its score."""
+    clock = FakeClock()
+    cues = [Cue(300, "거실"), Cue(760, "거실 불 켜 줘", "grammar", 8.5)]
+    hearing = hearing_for([(cues, "거실 불 켜 줘")], clock, silence_ms=40)
+    hearing.understanding = FuzzyUnderstanding()
+    events = run_frames(hearing, tone_frames(SPEECH), clock)
+    (commit,) = of(events, IntentCommitted)
+    assert commit.early and commit.lr_score == 8.5 and commit.t_ns == 1040 * MS
+    assert kinds(events).index(IntentCommitted) < kinds(events).index(SpeechStopped)
+
+
+def test_a_free_form_near_miss_still_waits_for_the_final_result():
+    clock = FakeClock()
+    cues = [Cue(300, "거실"), Cue(760, "거실 불 켜 줘", "free", -20.0)]
+    hearing = hearing_for([(cues, "거실 불 켜 줘")], clock, silence_ms=40)
+    hearing.understanding = FuzzyUnderstanding()
+    events = run_frames(hearing, tone_frames(SPEECH), clock)
+    (commit,) = of(events, IntentCommitted)
+    assert not commit.early
+    assert kinds(events).index(IntentCommitted) > kinds(events).index(TranscriptFinal)
+
+
 def test_open_ending_waits_for_the_final_result():
     clock = FakeClock()
     cues = [Cue(300, "거실 불 켜")]  # complete command, but not a closed form

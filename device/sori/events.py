@@ -58,6 +58,9 @@ class TranscriptFinal:
     """The final transcript."""
     confidence: float = 1.0
     """Recognizer confidence in [0, 1]; 1.0 when the backend gives none."""
+    lr_score: float | None = None
+    """Constrained minus free-form decode score per second of audio (see
+    `sori.stt.base.Hypothesis.lr_score`); None when no constrained pass scored it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +83,9 @@ class IntentCommitted:
     """The spoken reply."""
     early: bool = False
     """True when committed from a partial hypothesis before the final transcript."""
+    lr_score: float | None = None
+    """Score per second of the hypothesis committed on, constrained minus free-form decode
+    (see `sori.stt.base.Hypothesis.lr_score`); None when not scored."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,6 +214,9 @@ class UtteranceHeard:
     stages_ns: dict[str, int] = field(default_factory=dict)
     """Processing time spent per stage on this utterance ("vad", "stt", "understand"), and
     "audio", the length of the audio fed to the recognizer, all in nanoseconds."""
+    lr_score: float | None = None
+    """Score per second of the final transcript, constrained minus free-form decode (see
+    `sori.stt.base.Hypothesis.lr_score`); None when not scored."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,9 @@ against the presets. When it is a complete command (`match`, confidence at least
 `CommitSettings.min_confidence`), its Korean sentence-final form is closed (`is_closed`)
 and the endpointer has heard `silence_ms` of trailing silence, the intent is committed at
 once (`IntentCommitted(early=True)`) instead of after the recognizer's final result. If
-the final transcript then means something else, `IntentCorrected` follows.
+the final transcript then means something else, `IntentCorrected` follows. A hypothesis of
+a recognizer's phrase-constrained pass (source "grammar", with an `lr_score`) has passed the
+recognizer's likelihood-ratio test, which then stands in for the confidence floor.
 
 Streaming recognizers show a word only some way after it was spoken (vosk: up to its
 chunk size plus the acoustic model's right context). So on the first silent frame of a
@@ -123,6 +125,8 @@ class _Turn:
     stream: RecognizerStream
     speech_start_ns: int
     partial: str = ""
+    hyp: Hypothesis | None = None
+    """The hypothesis `partial` came from."""
     committed: IntentCommitted | None = None
     commit_t_ns: int | None = None
     audio_ns: int = 0
@@ -231,7 +235,7 @@ class Hearing:
     def _show(self, turn: _Turn, hyp: Hypothesis | None, events: list[Event]) -> None:
         """A new partial hypothesis becomes the turn's partial and a `TranscriptPartial`."""
         if hyp is not None and hyp.text != turn.partial:
-            turn.partial = hyp.text
+            turn.partial, turn.hyp = hyp.text, hyp
             events.append(TranscriptPartial(self.clock.now_ns(), turn.utterance_id, hyp.text))
 
     def _match(self, turn: _Turn, text: str) -> tuple[Any, bool]:
@@ -268,13 +272,24 @@ class Hearing:
             found, closed = self._match(turn, turn.partial)
         if silence_ns < self.commit.silence_ms * MS or not turn.partial:
             return
-        if found is None or not closed or found.confidence < self.commit.min_confidence:
+        if found is None or not closed:
             return
-        turn.committed = self._committed(turn, turn.partial, found, early=True)
+        # A phrase-constrained hypothesis reaches here only when it passed the recognizer's
+        # likelihood-ratio test, which stands in for the match-confidence floor: the text is
+        # one of the phrases, and the ratio says the audio was that phrase.
+        hyp = turn.hyp
+        constrained = hyp is not None and hyp.source == "grammar" and hyp.lr_score is not None
+        if found.confidence < self.commit.min_confidence and not constrained:
+            return
+        turn.committed = self._committed(
+            turn, turn.partial, found, early=True, lr_score=hyp.lr_score if hyp else None
+        )
         turn.commit_t_ns = turn.committed.t_ns
         events.append(turn.committed)
 
-    def _committed(self, turn: _Turn, text: str, found: Any, early: bool) -> IntentCommitted:
+    def _committed(
+        self, turn: _Turn, text: str, found: Any, early: bool, lr_score: float | None = None
+    ) -> IntentCommitted:
         return IntentCommitted(
             self.clock.now_ns(),
             turn.utterance_id,
@@ -284,6 +299,7 @@ class Hearing:
             float(found.confidence),
             found.response,
             early,
+            lr_score,
         )
 
     def _close(self, stopped: SpeechStopped, events: list[Event]) -> None:
@@ -294,7 +310,7 @@ class Hearing:
         final = turn.stream.finalize()
         turn.busy_ns["stt"] += time.perf_counter_ns() - t0
         final_event = TranscriptFinal(
-            self.clock.now_ns(), turn.utterance_id, final.text, final.confidence
+            self.clock.now_ns(), turn.utterance_id, final.text, final.confidence, final.lr_score
         )
         events.append(final_event)
         found, _ = self._match(turn, final.text)
@@ -306,14 +322,16 @@ class Hearing:
             )
             if not same:
                 replacement = (
-                    self._committed(turn, final.text, found, early=False) if found else None
+                    self._committed(turn, final.text, found, False, final.lr_score)
+                    if found
+                    else None
                 )
                 events.append(
                     IntentCorrected(self.clock.now_ns(), turn.utterance_id, previous, replacement)
                 )
                 turn.commit_t_ns = replacement.t_ns if replacement else None
         elif found is not None:
-            committed = self._committed(turn, final.text, found, early=False)
+            committed = self._committed(turn, final.text, found, False, final.lr_score)
             turn.commit_t_ns = committed.t_ns
             events.append(committed)
         else:
@@ -329,6 +347,7 @@ class Hearing:
                 final_event.t_ns,
                 turn.commit_t_ns,
                 {**turn.busy_ns, "audio": turn.audio_ns},
+                final.lr_score,
             )
         )
 

@@ -7,6 +7,7 @@ assert kinds(run_frames(hearing, frames)) == [SpeechStarted, ..., UtteranceHeard
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -38,6 +39,10 @@ class Cue:
     """It appears once this much audio has been fed to the stream, in milliseconds."""
     text: str
     """The partial text."""
+    source: str = ""
+    """The pass it comes from ("grammar": a phrase-constrained result that stands)."""
+    lr_score: float | None = None
+    """Its likelihood ratio, constrained minus free-form score per second; None = unscored."""
 
 
 class ScriptedRecognizer:
@@ -77,10 +82,11 @@ class ScriptedStream:
     def feed(self, pcm: bytes) -> Hypothesis | None:
         self.fed_bytes += len(pcm)
         self.feeds.append(len(pcm))
-        due = [c.text for c in self.cues if c.after_ms <= self.fed_ms]
-        if due and due[-1] != self._shown:
-            self._shown = due[-1]
-            return Hypothesis(self._shown)
+        due = [c for c in self.cues if c.after_ms <= self.fed_ms]
+        if due and due[-1].text != self._shown:
+            cue = due[-1]
+            self._shown = cue.text
+            return Hypothesis(cue.text, source=cue.source, lr_score=cue.lr_score)
         return None
 
     def flush(self, silence_ms: int) -> Hypothesis | None:
@@ -144,3 +150,11 @@ def character_errors(reference: str, hypothesis: str) -> tuple[int, int]:
         for j, h in enumerate(hyp, 1):
             prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (r != h))
     return row[-1], len(ref)
+
+
+def agreement(a: str, b: str) -> float:
+    """Character similarity of two transcripts in [0, 1], spaces ignored."""
+    a, b = a.replace(" ", ""), b.replace(" ", "")
+    if not a and not b:
+        return 1.0
+    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()

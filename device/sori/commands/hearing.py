@@ -29,8 +29,7 @@ def build_recognizer(stt: SttConfig, phrases: list[str]) -> SpeechRecognizer:
             model_path=v.model or None,
             phrases=phrases,
             mode=v.mode,
-            min_word_confidence=v.min_word_confidence,
-            min_agreement=v.min_agreement,
+            lr_threshold=v.lr_threshold,
             chunk_ms=v.chunk_ms,
         )
     if stt.backend == "sherpa":

@@ -40,6 +40,7 @@ FIELDS = (
     "commit_s",
     "commit_latency_ms",
     "rtf",
+    "lr_score",
 )
 
 
@@ -151,6 +152,7 @@ def summarize(name: str, events: list[Event], origin_ns: int = 0) -> list[dict[s
                     if commit
                     else None,
                     "rtf": round(busy / audio, 3) if audio else None,
+                    "lr_score": None if event.lr_score is None else round(event.lr_score, 2),
                 }
             )
     return records

