@@ -29,6 +29,8 @@ BACKENDS = {"silero": SileroScorer, "webrtc": lambda: WebrtcScorer(2)}
 
 
 def utterances(signal: np.ndarray, make, **settings) -> list[tuple[float, float]]:
+    if make is BACKENDS["webrtc"]:
+        settings = {"noise_margin_db": 3.0, **settings}  # the config's default for webrtc
     endpointer = Endpointer(make(), EndpointSettings(**settings), FakeClock())
     events = [e for f in to_frames(to_pcm16(signal), 20) if (e := endpointer.push(f))]
     if (last := endpointer.end_of_stream()) is not None:

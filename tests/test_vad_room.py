@@ -6,14 +6,15 @@ Noise is made here from fixed seeds (sori.audio.augment), never stored."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 
 import numpy as np
 import pytest
 
-from sori.audio.augment import NOISE_KINDS, at_dbfs, make_noise, to_pcm16
+from sori.audio.augment import NOISE_KINDS, at_dbfs, make_noise, mix_at_snr, to_pcm16
 from sori.audio.sources import FileSource
 from sori.clock import FakeClock
-from sori.commands.hearing import build_scorer
+from sori.commands.hearing import build_scorer, endpoint_settings
 from sori.config import Config, VadConfig
 from sori.errors import AudioError, ConfigError
 from sori.testing import to_frames
@@ -35,13 +36,11 @@ LEOPARD_SPEECH_END_S = 3.45
 BACKENDS = ("silero", "webrtc")
 
 
-def scorer(backend: str):
-    return build_scorer(Config(vad=VadConfig(backend=backend)))
-
-
 def utterances(signal: np.ndarray, backend: str, **settings) -> list[tuple[float, float]]:
     """(start, end) in seconds of each utterance the endpointer finds in `signal`."""
-    endpointer = Endpointer(scorer(backend), EndpointSettings(**settings), FakeClock())
+    config = Config(vad=VadConfig(backend=backend))
+    tuned = dataclasses.replace(endpoint_settings(config), **settings)
+    endpointer = Endpointer(build_scorer(config), tuned, FakeClock())
     events = [e for f in to_frames(to_pcm16(signal), 20) if (e := endpointer.push(f))]
     if (last := endpointer.end_of_stream()) is not None:
         events.append(last)
@@ -130,7 +129,7 @@ def run_scores(scores, settings, energy_db=-30.0):
 
 
 def test_hysteresis_starts_high_and_holds_on_the_lower_threshold():
-    settings = EndpointSettings(frame_ms=10, start_ms=30, stop_ms=50, noise_margin_db=0)
+    settings = EndpointSettings(frame_ms=10, start_ms=30, stop_ms=50)
     warm = [0.0] * 30  # the room is measured first
     # 0.4 sits between the thresholds: it cannot start a run, but keeps one going
     assert run_scores(warm + [0.4] * 20, settings) == []
@@ -158,6 +157,18 @@ def test_silero_takes_frames_of_every_length_and_refuses_odd_ones():
         assert 0.0 <= scorer.score(bytes(32 * ms)) <= 1.0
     with pytest.raises(AudioError, match="10, 20 or 30 ms"):
         scorer.score(bytes(33))
+
+
+def test_the_noise_floor_is_webrtcs_alone():
+    assert endpoint_settings(Config(vad=VadConfig(backend="webrtc"))).noise_margin_db == 3.0
+    assert endpoint_settings(Config()).noise_margin_db == 0.0  # Silero: it would cut speech
+
+
+@pytest.mark.parametrize("snr_db", [20, 10, 5])
+def test_silero_keeps_speech_in_white_noise(leopard, snr_db):
+    noisy = mix_at_snr(leopard, make_noise("white", len(leopard), np.random.default_rng(9)), snr_db)
+    found = utterances(noisy, "silero")
+    assert len(found) == 1 and found[0][1] - found[0][0] >= 2.5, found
 
 
 def test_bad_vad_settings_name_the_fix():

@@ -194,8 +194,10 @@ class EndpointSettings:
     """A frame scoring at least this may start (or continue) a run of voice, in [0, 1]."""
     stop_threshold: float = 0.35
     """A frame scoring at least this continues a run of voice once started, in [0, 1]."""
-    noise_margin_db: float = 3.0
-    """How far above the noise floor a frame must be to count as voice, in dB; 0 = off."""
+    noise_margin_db: float = 0.0
+    """How far above the noise floor a frame must be to count as voice, in dB; 0 = off.
+    For webrtcvad, which takes steady noise for voice; Silero tells them apart itself, and
+    a margin would cut quiet speech in noise (at 5 dB SNR it hears nothing)."""
     noise_window_ms: int = 300
     """How long sound must stay steady to be taken as the noise floor, in milliseconds."""
     noise_band_db: float = 4.0

@@ -70,7 +70,8 @@ def endpoint_settings(config: Config) -> EndpointSettings:
         max_utterance_ms=int(config.vad.max_utterance_s * 1000),
         start_threshold=config.vad.start_threshold,
         stop_threshold=config.vad.stop_threshold,
-        noise_margin_db=config.vad.noise_margin_db,
+        # Silero tells steady noise from speech itself; a margin would cut quiet speech
+        noise_margin_db=config.vad.noise_margin_db if config.vad.backend == "webrtc" else 0.0,
         noise_window_ms=config.vad.noise_window_ms,
         noise_band_db=config.vad.noise_band_db,
     )

@@ -97,8 +97,9 @@ class VadConfig:
     max_utterance_s: float = ranged(20.0, high=3600, above=0)
     """An utterance longer than this is cut, in seconds."""
     noise_margin_db: float = ranged(3.0, 0, 60)
-    """A frame counts as voice only this far above the adaptive noise floor, in dB; 0 = no
-    noise floor."""
+    """With backend "webrtc": a frame counts as voice only this far above the adaptive
+    noise floor, in dB; 0 = no noise floor. Silero needs none (it would cut quiet speech in
+    noise), so it is not applied there."""
     noise_window_ms: int = ranged(300, 20, 10_000)
     """Sound that stays steady this long is taken as the noise floor (hum, fans), in
     milliseconds; the first this-long of a stream measures the room."""
