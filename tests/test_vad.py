@@ -20,19 +20,30 @@ from sori.vad import (
 MS = 1_000_000
 
 
-def run_pattern(pattern: str, settings: EndpointSettings):
-    """'x' voiced, '.' silent frames of settings.frame_ms; decisions with frame index."""
+SCORES = {"x": 1.0, "m": 0.4, ".": 0.0}
+"""Pattern letters: voiced, between the stop and the start threshold, silent."""
+
+
+def pure(**kw) -> EndpointSettings:
+    """Settings for hysteresis alone: no noise floor, a room measured in two frames."""
+    return EndpointSettings(noise_margin_db=0, noise_window_ms=10, **kw)
+
+
+def run_pattern(pattern: str, settings: EndpointSettings, energy_db: float = -30.0):
+    """'x' voiced, 'm' middling, '.' silent frames of settings.frame_ms; decisions with
+    frame index."""
     state, found = EndpointState(), []
     step = settings.frame_ms * MS
     for i, c in enumerate(pattern):
-        state, decision = endpoint_step(state, settings, c == "x", i * step, (i + 1) * step)
+        score = SCORES[c]
+        state, decision = endpoint_step(state, settings, score, energy_db, i * step, (i + 1) * step)
         if decision:
             found.append((decision.kind, decision.audio_ns // step))
     return found
 
 
 def test_start_needs_consecutive_voiced_frames_and_stop_needs_trailing_silence():
-    settings = EndpointSettings(frame_ms=10, start_ms=30, stop_ms=50)
+    settings = pure(frame_ms=10, start_ms=30, stop_ms=50)
     # a 2-frame blip does not start; a 3-frame run starts at its first frame;
     # a 4-frame pause does not stop; 5 silent frames stop at the last voiced frame's end
     pattern = "..xx...xxx....xx.....x"
@@ -40,7 +51,7 @@ def test_start_needs_consecutive_voiced_frames_and_stop_needs_trailing_silence()
 
 
 def test_several_utterances_in_one_stream():
-    settings = EndpointSettings(frame_ms=10, start_ms=20, stop_ms=30)
+    settings = pure(frame_ms=10, start_ms=20, stop_ms=30)
     found = run_pattern("xx...xxx...x.xx...", settings)
     assert found == [
         ("start", 0),
@@ -53,7 +64,7 @@ def test_several_utterances_in_one_stream():
 
 
 def test_max_utterance_cuts_a_long_one():
-    settings = EndpointSettings(frame_ms=10, start_ms=20, stop_ms=100, max_utterance_ms=100)
+    settings = pure(frame_ms=10, start_ms=20, stop_ms=100, max_utterance_ms=100)
     found = run_pattern("x" * 25, settings)
     assert found[:2] == [("start", 0), ("stop", 10)]
 

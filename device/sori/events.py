@@ -204,7 +204,9 @@ class UtteranceHeard:
     speech_start_ns: int
     """Stream time of the first voiced frame, in nanoseconds."""
     speech_end_ns: int
-    """Stream time of the end of the last voiced frame, in nanoseconds."""
+    """Stream time of the end of speech the commit follows, in nanoseconds: for an early
+    commit that stands, where the trailing silence it waited on began; otherwise the end
+    of the utterance's last voiced frame. Never after `commit_t_ns`."""
     stopped_t_ns: int
     """Clock time the endpointer ended the utterance, in nanoseconds."""
     final_t_ns: int

@@ -129,6 +129,9 @@ class _Turn:
     """The hypothesis `partial` came from."""
     committed: IntentCommitted | None = None
     commit_t_ns: int | None = None
+    commit_speech_end_ns: int | None = None
+    """Where the trailing silence an early commit waited on began: the end of speech that
+    commit follows (clock-comparable stream time)."""
     audio_ns: int = 0
     flushes: int = 0
     pad_credit_ns: int = 0
@@ -192,6 +195,11 @@ class Hearing:
         else:
             self._feed(frame, events)
         self._check_early(events)
+        if turn.committed is not None and turn.commit_speech_end_ns is None:
+            silence_start = self.endpointer.silence_start_ns
+            turn.commit_speech_end_ns = (
+                silence_start if silence_start is not None else self.origin_ns + frame.end_ns
+            )
         if isinstance(boundary, SpeechStopped):
             events.append(boundary)
             self._close(boundary, events)
@@ -315,11 +323,17 @@ class Hearing:
         events.append(final_event)
         found, _ = self._match(turn, final.text)
         previous = turn.committed
+        # The end of speech the standing commit follows: for an early commit, where the
+        # silence it waited on began (noise heard later may keep the utterance open past
+        # the commit); for a commit on the final result, the utterance's end.
+        speech_end_ns = stopped.audio_end_ns
         if previous is not None:
             same = found is not None and (found.intent, dict(found.slots)) == (
                 previous.intent,
                 previous.slots,
             )
+            if same and turn.commit_speech_end_ns is not None:
+                speech_end_ns = min(turn.commit_speech_end_ns, stopped.audio_end_ns)
             if not same:
                 replacement = (
                     self._committed(turn, final.text, found, False, final.lr_score)
@@ -342,7 +356,7 @@ class Hearing:
                 turn.utterance_id,
                 final.text,
                 turn.speech_start_ns,
-                stopped.audio_end_ns,
+                speech_end_ns,
                 stopped.t_ns,
                 final_event.t_ns,
                 turn.commit_t_ns,

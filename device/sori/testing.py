@@ -98,12 +98,15 @@ class ScriptedStream:
 
 
 def tone(ms: int, voiced: bool, freq_hz: float = 220.0, level: float = 0.3) -> np.ndarray:
-    """`ms` of a tone (voiced) or of silence, as float samples at 16 kHz."""
+    """`ms` of a tone (voiced) or of silence, as float samples at 16 kHz. The tone swells
+    and fades four times a second, like syllables: a steady one would be taken for hum by
+    the endpointer's noise floor."""
     n = RATE_HZ * ms // 1000
     if not voiced:
         return np.zeros(n, np.float32)
     t = np.arange(n) / RATE_HZ
-    return (level * np.sin(2 * np.pi * freq_hz * t)).astype(np.float32)
+    syllables = 0.55 - 0.45 * np.cos(2 * np.pi * 4 * t)
+    return (level * syllables * np.sin(2 * np.pi * freq_hz * t)).astype(np.float32)
 
 
 def tone_pcm(segments: Iterable[tuple[int, bool]]) -> bytes:

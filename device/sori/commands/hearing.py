@@ -12,7 +12,8 @@ from sori.config import Config, SttConfig
 from sori.errors import ConfigError
 from sori.pipeline import CommitSettings, Hearing
 from sori.stt.base import SpeechRecognizer
-from sori.vad import EndpointSettings, WebrtcScorer
+from sori.vad import BACKENDS as VAD_BACKENDS
+from sori.vad import EndpointSettings, SileroScorer, VoiceScorer, WebrtcScorer
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +67,23 @@ def endpoint_settings(config: Config) -> EndpointSettings:
         stop_ms=config.vad.stop_ms,
         pre_roll_ms=config.vad.pre_roll_ms,
         max_utterance_ms=int(config.vad.max_utterance_s * 1000),
+        start_threshold=config.vad.start_threshold,
+        stop_threshold=config.vad.stop_threshold,
+        # Silero tells steady noise from speech itself; a margin would cut quiet speech
+        noise_margin_db=config.vad.noise_margin_db if config.vad.backend == "webrtc" else 0.0,
+        noise_window_ms=config.vad.noise_window_ms,
+        noise_band_db=config.vad.noise_band_db,
+    )
+
+
+def build_scorer(config: Config) -> VoiceScorer:
+    """The configured voice detector; one per audio stream (Silero keeps state)."""
+    if config.vad.backend == "silero":
+        return SileroScorer()
+    if config.vad.backend == "webrtc":
+        return WebrtcScorer(config.vad.aggressiveness)
+    raise ConfigError(
+        f"vad.backend must be one of {', '.join(VAD_BACKENDS)}, got {config.vad.backend!r}"
     )
 
 
@@ -89,7 +107,7 @@ def build_hearing(
 ) -> Hearing:
     """A fresh pipeline (one per audio stream) around an already loaded recognizer."""
     return Hearing(
-        WebrtcScorer(config.vad.aggressiveness),
+        build_scorer(config),
         recognizer,
         understanding,
         clock=clock,

@@ -76,16 +76,36 @@ class AudioConfig:
 
 @dataclass(frozen=True)
 class VadConfig:
+    backend: str = "silero"
+    """Voice detector: "silero" (Silero VAD, ONNX; holds up in noise) or "webrtc"
+    (webrtcvad; lighter, fooled by steady noise without the noise floor)."""
     aggressiveness: int = ranged(2, 0, 3)
     """webrtcvad aggressiveness, 0 (lenient) to 3 (strict)."""
-    start_ms: int = ranged(60, 0, 10_000)
-    """Consecutive voiced audio needed to start an utterance, in milliseconds."""
+    start_threshold: float = ranged(0.5, 0, 1)
+    """Speech probability a frame needs to start a run of voice (Silero; webrtcvad says 0
+    or 1)."""
+    stop_threshold: float = ranged(0.35, 0, 1)
+    """Lower probability that keeps a run of voice going once started (hysteresis); at most
+    start_threshold."""
+    start_ms: int = ranged(120, 0, 10_000)
+    """Run of voiced audio needed to start an utterance, in milliseconds: the least length
+    of a turn, so clicks and start-up blips never become one."""
     stop_ms: int = ranged(500, 0, 60_000)
     """Trailing silence that ends an utterance, in milliseconds."""
     pre_roll_ms: int = ranged(300, 0, 10_000)
     """Audio kept from before the start so the first syllable is not lost, in milliseconds."""
     max_utterance_s: float = ranged(20.0, high=3600, above=0)
     """An utterance longer than this is cut, in seconds."""
+    noise_margin_db: float = ranged(3.0, 0, 60)
+    """With backend "webrtc": a frame counts as voice only this far above the adaptive
+    noise floor, in dB; 0 = no noise floor. Silero needs none (it would cut quiet speech in
+    noise), so it is not applied there."""
+    noise_window_ms: int = ranged(300, 20, 10_000)
+    """Sound that stays steady this long is taken as the noise floor (hum, fans), in
+    milliseconds; the first this-long of a stream measures the room."""
+    noise_band_db: float = ranged(4.0, 0, 40)
+    """How steady: the spread of (pre-emphasised) frame energies over noise_window_ms, in
+    dB."""
 
 
 @dataclass(frozen=True)
