@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
+from sori.intents.jamo import is_hangul
 from sori.intents.korean import (
     PARTICLES,
     canonical_word,
@@ -37,7 +38,7 @@ class Terminal:
 
 
 class Node:
-    __slots__ = ("chars", "boundary", "slots", "ends", "longest", "predicate")
+    __slots__ = ("chars", "boundary", "slots", "ends", "longest", "predicate", "edges")
 
     def __init__(self) -> None:
         self.chars: dict[str, Node] = {}
@@ -50,6 +51,9 @@ class Node:
         self.predicate = False
         """True where a template may end on a word of verb form (켜, 닫아, 맞춰): the
         predicate, which a fuzzy edit may repair although it is short (see matcher)."""
+        self.edges: tuple[tuple[str, Node, bool], ...] = ()
+        """`chars` as (character, child, is Hangul), in `chars`' order, set by build_trie:
+        the fuzzy walk visits every edge of a node and would otherwise ask each time."""
 
 
 Unit = str | SlotRef
@@ -162,13 +166,15 @@ def walk_words(root: Node) -> Iterator[tuple[Node, str]]:
 
 
 def _mark_word_lengths(root: Node) -> None:
-    """Set `longest` on every node: its depth in its word plus the longest tail below."""
+    """Set `longest` on every node: its depth in its word plus the longest tail below;
+    and `edges`."""
     order = list(walk_words(root))
     tails: dict[int, int] = {}
     for node, prefix in reversed(order):  # children come after their parent in `order`
         tail = max((1 + tails[id(c)] for c in node.chars.values()), default=0)
         tails[id(node)] = tail
         node.longest = len(prefix) + tail
+        node.edges = tuple((char, child, is_hangul(char)) for char, child in node.chars.items())
 
 
 def template_words(root: Node) -> set[str]:
