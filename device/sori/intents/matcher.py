@@ -9,7 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sori.intents.jamo import is_hangul, sounds_alike, syllable_cost
+from sori.intents.jamo import (
+    is_hangul,
+    near_positions,
+    neighbour_index,
+    neighbour_keys,
+    sounds_alike,
+    syllable_cost,
+)
 from sori.intents.korean import particle_lengths
 from sori.intents.slots import MAX_WORD_EDITS, MIN_EDITED_WORD, ListValue, SlotList, TextList
 from sori.intents.trie import Node, Terminal
@@ -129,6 +136,7 @@ def match_fuzzy(
     # Per character of `text` (and one past its end), computed once: the hot loops below
     # ask for each trie edge whether a substitution, an insertion or a drop may happen.
     hangul = tuple(is_hangul(c) for c in text) + (False,)
+    keys = [neighbour_keys(c) if h else None for c, h in zip(text, hangul, strict=False)]
     # A slot list's fuzzy values at a position depend only on (list, position, budget
     # left, predicate licence); many trie nodes ask the same question.
     list_hits: dict[tuple[int, int, float, bool], list[tuple[int, ListValue, float]]] = {}
@@ -187,7 +195,14 @@ def match_fuzzy(
             if child is not None:
                 walk(child, pos + 1, captures, cost, depth + 1, edits, start, loose)
         else:
-            for char, child, char_is_hangul in node.edges:
+            edges = node.edges
+            if not may_drop:
+                # Only a substitution: the edges within one jamo of the heard syllable
+                # are the only ones that can take it (in the same order).
+                if node.near is None:
+                    node.near = neighbour_index([edge[0] for edge in edges])
+                edges = [edges[i] for i in near_positions(node.near, keys[pos])]
+            for char, child, char_is_hangul in edges:
                 if char == spoken:
                     walk(child, pos + 1, captures, cost, depth + 1, edits, start, loose)
                     continue

@@ -14,7 +14,14 @@ from typing import Any
 from hassil.expression import Sentence
 
 from sori.errors import PackError
-from sori.intents.jamo import is_hangul, sounds_alike, syllable_cost
+from sori.intents.jamo import (
+    is_hangul,
+    near_positions,
+    neighbour_index,
+    neighbour_keys,
+    sounds_alike,
+    syllable_cost,
+)
 from sori.intents.korean import canonical_word, ending_length, is_verb_form, normalize_spoken
 from sori.intents.numbers import sino_words
 from sori.intents.templates import Expansion, SlotRef, expand, parse_template
@@ -123,6 +130,10 @@ class TextList:
                         yield at, value, cost
             spoken = text[at] if at < end_of_text else None
             may_edit = edits < MAX_WORD_EDITS
+            # After an edit the rest of the value must be heard exactly: a state pushed
+            # with the edit is worth visiting only if it ends a value or the next heard
+            # character continues it (the others would pop, yield nothing, push nothing).
+            after = text[at + 1] if at + 1 < end_of_text else None
             spoken_hangul = spoken is not None and _HANGUL_FIRST <= spoken <= _HANGUL_LAST
             may_substitute = spoken_hangul and (editable[at] or may_loose)
             may_drop = at and editable[at - 1] and cost + 1 <= budget
@@ -133,7 +144,12 @@ class TextList:
                 if child is not None:
                     stack.append((child, at + 1, cost, depth + 1, edited, loose))
             else:
-                for char, child, char_is_hangul, long_word in node[_EDGES]:
+                edges = node[_EDGES]
+                if not may_drop:
+                    # Only a substitution: the edges within one jamo of the heard syllable
+                    # are the only ones that can take it (in the same order).
+                    edges = [edges[i] for i in near_positions(node[_NEAR], neighbour_keys(spoken))]
+                for char, child, char_is_hangul, long_word in edges:
                     if char == spoken:
                         stack.append((child, at + 1, cost, depth + 1, edited, loose))
                         continue
@@ -146,11 +162,12 @@ class TextList:
                             (licensed or (may_loose and sounds_alike(char, spoken)))
                             and near <= MAX_SUBSTITUTION
                             and cost + near <= budget
+                            and (_END in child or after in child)
                         ):
                             stack.append(
                                 (child, at + 1, cost + near, depth + 1, depth, not licensed)
                             )
-                    if long_word and may_drop:
+                    if long_word and may_drop and (_END in child or spoken in child):
                         # the speaker dropped one (never on the predicate licence alone)
                         stack.append((child, at, cost + 1, depth + 1, depth, False))
             if (
@@ -160,6 +177,7 @@ class TextList:
                 and node[_LONGEST] >= MIN_EDITED_WORD
                 and editable[at]
                 and cost + 1 <= budget
+                and (_END in node or after in node)
             ):
                 # the recognizer added a syllable after the value's character depth - 1
                 stack.append((node, at + 1, cost + 1, depth, depth - 1, False))
@@ -178,7 +196,8 @@ class TextList:
 
 _EDGES = "\x02"  # trie key of a node's edges: (character, child, is Hangul, long word)
 _VERB = "\x03"  # trie key: whether the text spelled to this node has a verb's form
-_KEYS = (_END, _LONGEST, _WORDS, _EDGES, _VERB)
+_NEAR = "\x04"  # trie key of the node's edges by jamo.neighbour_keys
+_KEYS = (_END, _LONGEST, _WORDS, _EDGES, _VERB, _NEAR)
 _HANGUL_FIRST, _HANGUL_LAST = "\uac00", "\ud7a3"  # is_hangul, without a call per character
 
 
@@ -208,6 +227,7 @@ def _mark_edges(root: dict) -> None:
             if char not in _KEYS
         )
         node[_EDGES] = edges
+        node[_NEAR] = neighbour_index([edge[0] for edge in edges])
         stack.extend((child, prefix + char) for char, child, _, _ in edges)
 
 

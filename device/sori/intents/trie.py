@@ -38,7 +38,7 @@ class Terminal:
 
 
 class Node:
-    __slots__ = ("chars", "boundary", "slots", "ends", "longest", "predicate", "edges")
+    __slots__ = ("chars", "boundary", "slots", "ends", "longest", "predicate", "edges", "near")
 
     def __init__(self) -> None:
         self.chars: dict[str, Node] = {}
@@ -54,6 +54,8 @@ class Node:
         self.edges: tuple[tuple[str, Node, bool], ...] = ()
         """`chars` as (character, child, is Hangul), in `chars`' order, set by build_trie:
         the fuzzy walk visits every edge of a node and would otherwise ask each time."""
+        self.near: dict[int, tuple[int, ...]] | None = None
+        """`edges` by jamo.neighbour_keys, made by the fuzzy walk on its first visit."""
 
 
 Unit = str | SlotRef
