@@ -196,6 +196,10 @@ def match_fuzzy(
                 walk(child, pos + 1, captures, cost, depth + 1, edits, start, loose)
         else:
             edges = node.edges
+            if edges is None:
+                edges = node.edges = tuple(
+                    (char, child, is_hangul(char)) for char, child in node.chars.items()
+                )
             if not may_drop:
                 # Only a substitution: the edges within one jamo of the heard syllable
                 # are the only ones that can take it (in the same order).

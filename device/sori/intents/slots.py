@@ -68,13 +68,13 @@ class TextList:
             for char in text:
                 node = node.setdefault(char, {})
             values = node.setdefault(_END, [])
+            node[_VERB] = is_verb_form(text)
             if value not in values:
                 values.append(value)
             lengths = word_lengths(spoken[0] if spoken else text, len(text))
             before = node.get(_WORDS, lengths)
             node[_WORDS] = tuple(min(a, b) for a, b in zip(before, lengths, strict=True))
         _mark_longest(self.root, 0)
-        _mark_edges(self.root)
 
     def matches(self, text: str, pos: int) -> Iterator[tuple[int, ListValue]]:
         node = self.root
@@ -144,7 +144,9 @@ class TextList:
                 if child is not None:
                     stack.append((child, at + 1, cost, depth + 1, edited, loose))
             else:
-                edges = node[_EDGES]
+                edges = node.get(_EDGES)
+                if edges is None:
+                    edges = _edges(node)
                 if not may_drop:
                     # Only a substitution: the edges within one jamo of the heard syllable
                     # are the only ones that can take it (in the same order).
@@ -195,7 +197,7 @@ class TextList:
 
 
 _EDGES = "\x02"  # trie key of a node's edges: (character, child, is Hangul, long word)
-_VERB = "\x03"  # trie key: whether the text spelled to this node has a verb's form
+_VERB = "\x03"  # trie key: whether the value ending at this node has a verb's form
 _NEAR = "\x04"  # trie key of the node's edges by jamo.neighbour_keys
 _KEYS = (_END, _LONGEST, _WORDS, _EDGES, _VERB, _NEAR)
 _HANGUL_FIRST, _HANGUL_LAST = "\uac00", "\ud7a3"  # is_hangul, without a call per character
@@ -213,22 +215,18 @@ def word_lengths(spoken: str, length: int) -> tuple[int, ...]:
     return tuple(lengths[:length])
 
 
-def _mark_edges(root: dict) -> None:
-    """Store under _EDGES each node's edges with what the fuzzy search asks of them, in
-    the node's order, and under _VERB whether its text has a verb's form (after
+def _edges(node: dict) -> tuple:
+    """A node's edges with what the fuzzy search asks of them, in the node's order, and
+    the same by jamo.neighbour_keys; made on the search's first visit (after
     _mark_longest: an edge says whether its child is on a long enough value)."""
-    stack = [(root, "")]
-    while stack:
-        node, prefix = stack.pop()
-        node[_VERB] = is_verb_form(prefix)
-        edges = tuple(
-            (char, child, is_hangul(char), child[_LONGEST] >= MIN_EDITED_WORD)
-            for char, child in node.items()
-            if char not in _KEYS
-        )
-        node[_EDGES] = edges
-        node[_NEAR] = neighbour_index([edge[0] for edge in edges])
-        stack.extend((child, prefix + char) for char, child, _, _ in edges)
+    edges = tuple(
+        (char, child, is_hangul(char), child[_LONGEST] >= MIN_EDITED_WORD)
+        for char, child in node.items()
+        if char not in _KEYS
+    )
+    node[_NEAR] = neighbour_index([edge[0] for edge in edges])
+    node[_EDGES] = edges
+    return edges
 
 
 def _mark_longest(node: dict, depth: int) -> int:
