@@ -27,7 +27,15 @@ from sori.intents.slots import (
     rule_list,
 )
 from sori.intents.templates import Pack, expand_block, merge_packs, parse_pack
-from sori.intents.trie import Node, build_trie, final_words, mark_predicates, template_words
+from sori.intents.trie import (
+    Node,
+    WordNodes,
+    build_trie,
+    final_words,
+    mark_predicates,
+    template_words,
+    walk_words,
+)
 
 
 def home_lists(home: Home) -> dict[str, SlotList]:
@@ -73,12 +81,13 @@ def compile_pack(pack: Pack, home: Home, fuzzy_threshold: float | None) -> Prese
     )
     lists.update((name, rule_list(texts)) for name, texts in rule_texts.items())
     _add_inline_ranges(root, lists)
-    known = template_words(root)
+    words = list(walk_words(root))  # one walk for the three passes
+    known = template_words(words)
     for slot_list in lists.values():
         if isinstance(slot_list, TextList):
             known.update(slot_list.words())
-    mark_predicates(root, is_verb_form)
-    verbs = _command_verbs(root, lists)
+    mark_predicates(words, is_verb_form)
+    verbs = _command_verbs(words, lists)
     return Presets(
         language=pack.language,
         home=home,
@@ -131,18 +140,26 @@ def load_presets(
     return presets
 
 
-def _command_verbs(root: Node, lists: dict[str, SlotList]) -> frozenset[str]:
+def _command_verbs(words: WordNodes, lists: dict[str, SlotList]) -> frozenset[str]:
     """Words of verb form that end a command's template (켜, 꺼, 열어, 닫아): a predicate
     heard as one of these is what the user said, never a mishearing of another. Query
     intents (Home Assistant names them Hass…Get…) end on nouns as often as verbs (켜진
     거), and a query never fires a device, so their last words do not count."""
 
-    def list_words(name: str):
-        slot_list = lists.get(name)
-        return slot_list.words() if isinstance(slot_list, TextList) else ()
+    values: dict[str, tuple[str, ...]] = {}  # a list ends many templates: spell it once
 
-    return frozenset(
-        word
-        for word, terminals in final_words(root, list_words)
-        if is_verb_form(word) and any("Get" not in t.block.intent for t in terminals)
-    )
+    def list_words(name: str) -> tuple[str, ...]:
+        if name not in values:
+            slot_list = lists.get(name)
+            values[name] = tuple(slot_list.words()) if isinstance(slot_list, TextList) else ()
+        return values[name]
+
+    verbs: set[str] = set()
+    for word, terminals in final_words(words, list_words):
+        if (
+            word not in verbs
+            and is_verb_form(word)
+            and any("Get" not in t.block.intent for t in terminals)
+        ):
+            verbs.add(word)
+    return frozenset(verbs)

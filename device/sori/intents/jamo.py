@@ -39,6 +39,39 @@ def final_is_rieul(char: str) -> bool:
     return is_hangul(char) and split_syllable(char)[2] == 8
 
 
+@lru_cache(maxsize=16384)
+def neighbour_keys(char: str) -> tuple[int, int, int]:
+    """Three keys of a Hangul syllable, one per jamo left out: two syllables share a key
+    exactly when they differ in at most one jamo (syllable_cost ≤ 1/3), so an index by
+    these keys finds a syllable's near neighbours without comparing every pair."""
+    initial, vowel, final = split_syllable(char)
+    return (
+        1 << 20 | vowel << 5 | final,
+        2 << 20 | initial << 5 | final,
+        3 << 20 | initial << 5 | vowel,
+    )
+
+
+def neighbour_index(chars) -> dict[int, tuple[int, ...]]:
+    """For the Hangul characters of `chars` (a sequence), neighbour key → the positions of
+    the characters with that key, in order (see neighbour_keys)."""
+    index: dict[int, list[int]] = {}
+    for position, char in enumerate(chars):
+        if is_hangul(char):
+            for key in neighbour_keys(char):
+                index.setdefault(key, []).append(position)
+    return {key: tuple(positions) for key, positions in index.items()}
+
+
+def near_positions(index: dict[int, tuple[int, ...]], keys: tuple[int, int, int]) -> list[int]:
+    """Positions (ascending) of the indexed characters within one jamo of the syllable
+    whose neighbour_keys are `keys`, itself included."""
+    a, b, c = index.get(keys[0], ()), index.get(keys[1], ()), index.get(keys[2], ())
+    if not b and not c:
+        return list(a)
+    return sorted({*a, *b, *c})
+
+
 # Medial vowels by index: ㅏ ㅐ ㅑ ㅒ ㅓ ㅔ ㅕ ㅖ ㅗ ㅘ ㅙ ㅚ ㅛ ㅜ ㅝ ㅞ ㅟ ㅠ ㅡ ㅢ ㅣ
 MEDIALS = "ㅏㅐㅑㅒㅓㅔㅕㅖㅗㅘㅙㅚㅛㅜㅝㅞㅟㅠㅡㅢㅣ"
 

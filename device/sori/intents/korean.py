@@ -40,6 +40,8 @@ PARTICLES = tuple(
         reverse=True,
     )
 )  # fmt: skip
+_PARTICLE_SET = frozenset(PARTICLES)
+_PARTICLE_SIZES = tuple(sorted({len(p) for p in PARTICLES}, reverse=True))
 # Particles stripped from the end of template words (not 도: "26도" is degrees).
 TEMPLATE_PARTICLES = ("에서", "에게", "으로", "을", "를", "이", "가", "은", "는", "에", "의", "로")
 
@@ -256,11 +258,14 @@ def heard_word_lengths(spoken: Canonical) -> tuple[int, ...]:
     for positions in spans.values():
         start, end = positions[0], positions[-1] + 1
         word = spoken.text[start:end]
+        # The longest particle the word ends in (a word has one ending per length).
         cut = next(
             (
-                len(p)
-                for p in PARTICLES
-                if len(word) > len(p) and word.endswith(p) and particle_fits(word[-len(p) - 1], p)
+                size
+                for size in _PARTICLE_SIZES
+                if len(word) > size
+                and word[-size:] in _PARTICLE_SET
+                and particle_fits(word[-size - 1], word[-size:])
             ),
             0,
         )

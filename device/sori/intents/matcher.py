@@ -9,7 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sori.intents.jamo import is_hangul, sounds_alike, syllable_cost
+from sori.intents.jamo import (
+    is_hangul,
+    near_positions,
+    neighbour_index,
+    neighbour_keys,
+    sounds_alike,
+    syllable_cost,
+)
 from sori.intents.korean import particle_lengths
 from sori.intents.slots import MAX_WORD_EDITS, MIN_EDITED_WORD, ListValue, SlotList, TextList
 from sori.intents.trie import Node, Terminal
@@ -126,6 +133,14 @@ def match_fuzzy(
         heard = (len(text),) * len(text)
     # Where an edit may fall: a character of a long enough heard word.
     editable = tuple(n >= MIN_EDITED_WORD for n in heard) + (False,)
+    # Per character of `text` (and one past its end), computed once: the hot loops below
+    # ask for each trie edge whether a substitution, an insertion or a drop may happen.
+    hangul = tuple(is_hangul(c) for c in text) + (False,)
+    keys = [neighbour_keys(c) if h else None for c, h in zip(text, hangul, strict=False)]
+    # A slot list's fuzzy values at a position depend only on (list, position, budget
+    # left, predicate licence); many trie nodes ask the same question.
+    list_hits: dict[tuple[int, int, float, bool], list[tuple[int, ListValue, float]]] = {}
+    particles: dict[int, list[int]] = {}
     best: dict[tuple[int, int, int, bool], float] = {}
     end_of_text = len(text)
     predicates = verbs is not None
@@ -171,33 +186,53 @@ def match_fuzzy(
         may_loose = predicates and not cost
         # A dropped syllable is charged to the heard word it was dropped from (the one
         # before the gap).
-        may_drop = pos > 0 and editable[pos - 1]
-        for char, child in node.chars.items():
-            if char == spoken:
+        may_drop = pos > 0 and editable[pos - 1] and cost + 1.0 <= budget
+        may_substitute = hangul[pos] and (editable[pos] or may_loose)
+        if not (may_edit and (may_substitute or may_drop)):
+            # No edit can happen here: follow the heard character alone (the same walk
+            # the loop below would make, without visiting every edge).
+            child = node.chars.get(spoken) if spoken is not None else None
+            if child is not None:
                 walk(child, pos + 1, captures, cost, depth + 1, edits, start, loose)
-                continue
-            if not may_edit or not is_hangul(char):
-                continue
-            long_word = child.longest >= MIN_EDITED_WORD
-            if not (long_word or may_loose):
-                continue
-            if spoken is not None and is_hangul(spoken):
-                licensed = long_word and editable[pos]
-                near = syllable_cost(char, spoken)
-                # on the predicate licence alone, only a jamo that sounds alike (거/꺼)
-                allowed = licensed or (may_loose and sounds_alike(char, spoken))
-                if allowed and near <= MAX_SUBSTITUTION and cost + near <= budget:
-                    walk(child, pos + 1, captures, cost + near, depth + 1, 1, start, not licensed)
-            if long_word and may_drop and cost + 1.0 <= budget:
-                # the recognizer dropped a syllable (never on the predicate licence alone)
-                walk(child, pos, captures, cost + 1.0, depth + 1, 1, start, False)
+        else:
+            edges = node.edges
+            if edges is None:
+                edges = node.edges = tuple(
+                    (char, child, is_hangul(char)) for char, child in node.chars.items()
+                )
+            if not may_drop:
+                # Only a substitution: the edges within one jamo of the heard syllable
+                # are the only ones that can take it (in the same order).
+                if node.near is None:
+                    node.near = neighbour_index([edge[0] for edge in edges])
+                edges = [edges[i] for i in near_positions(node.near, keys[pos])]
+            for char, child, char_is_hangul in edges:
+                if char == spoken:
+                    walk(child, pos + 1, captures, cost, depth + 1, edits, start, loose)
+                    continue
+                if not char_is_hangul:
+                    continue
+                long_word = child.longest >= MIN_EDITED_WORD
+                if not (long_word or may_loose):
+                    continue
+                if may_substitute:
+                    licensed = long_word and editable[pos]
+                    near = syllable_cost(char, spoken)
+                    # on the predicate licence alone, only a jamo that sounds alike (거/꺼)
+                    allowed = licensed or (may_loose and sounds_alike(char, spoken))
+                    if allowed and near <= MAX_SUBSTITUTION and cost + near <= budget:
+                        walk(
+                            child, pos + 1, captures, cost + near, depth + 1, 1, start, not licensed
+                        )
+                if long_word and may_drop:
+                    # the recognizer dropped a syllable (never on the predicate licence alone)
+                    walk(child, pos, captures, cost + 1.0, depth + 1, 1, start, False)
         if (
-            spoken is not None
-            and may_edit
+            may_edit
             and depth  # inside a word: a whole extra word is never skipped
-            and node.longest >= MIN_EDITED_WORD
+            and hangul[pos]
             and editable[pos]
-            and is_hangul(spoken)
+            and node.longest >= MIN_EDITED_WORD
             and cost + 1.0 <= budget
         ):  # the recognizer added a syllable inside the word (멈춰 서 is not 멈춰)
             walk(node, pos + 1, captures, cost + 1.0, depth, 1, start, False)
@@ -205,15 +240,24 @@ def match_fuzzy(
             return
         if node.boundary is not None:
             walk(node.boundary, pos, captures, cost, 0, 0, pos, False)
-            for length in particle_lengths(text, pos):
+            lengths = particles.get(pos)
+            if lengths is None:
+                lengths = particles[pos] = particle_lengths(text, pos)
+            for length in lengths:
                 walk(node.boundary, pos + length, captures, cost, 0, 0, pos + length, False)
         for ref, child in node.slots.items():
             slot_list = lookup(ref.list_name)
             if isinstance(slot_list, TextList):
                 last = predicates and not cost and bool(child.ends)
-                for end, value, extra in slot_list.fuzzy_matches(
-                    text, pos, budget - cost, known, editable, verbs if last else None
-                ):
+                hit_key = (id(slot_list), pos, budget - cost, last)
+                hits = list_hits.get(hit_key)
+                if hits is None:
+                    hits = list_hits[hit_key] = list(
+                        slot_list.fuzzy_matches(
+                            text, pos, budget - cost, known, editable, verbs if last else None
+                        )
+                    )
+                for end, value, extra in hits:
                     capture = Capture(ref.slot_name, value, pos, end, "text")
                     walk(child, end, (*captures, capture), cost + extra, 0, 0, end, False)
             elif slot_list is not None and slot_list.kind == "range":

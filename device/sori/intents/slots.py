@@ -14,7 +14,14 @@ from typing import Any
 from hassil.expression import Sentence
 
 from sori.errors import PackError
-from sori.intents.jamo import is_hangul, sounds_alike, syllable_cost
+from sori.intents.jamo import (
+    is_hangul,
+    near_positions,
+    neighbour_index,
+    neighbour_keys,
+    sounds_alike,
+    syllable_cost,
+)
 from sori.intents.korean import canonical_word, ending_length, is_verb_form, normalize_spoken
 from sori.intents.numbers import sino_words
 from sori.intents.templates import Expansion, SlotRef, expand, parse_template
@@ -61,6 +68,7 @@ class TextList:
             for char in text:
                 node = node.setdefault(char, {})
             values = node.setdefault(_END, [])
+            node[_VERB] = is_verb_form(text)
             if value not in values:
                 values.append(value)
             lengths = word_lengths(spoken[0] if spoken else text, len(text))
@@ -98,12 +106,13 @@ class TextList:
         if editable is None:
             editable = (True,) * len(text) + (False,)
         may_loose = verbs is not None
-        stack = [(self.root, pos, 0.0, 0, -1, False, "")]
+        end_of_text = len(text)
+        stack = [(self.root, pos, 0.0, 0, -1, False)]
         seen: dict[tuple[int, int, int, bool], float] = {}
         while stack:
             # edited: index in the value of the one character an edit touched, or -1;
             # loose: that edit stands on the predicate licence alone.
-            node, at, cost, depth, edited, loose, spelled = stack.pop()
+            node, at, cost, depth, edited, loose = stack.pop()
             edits = edited >= 0
             key = (id(node), at, edited, loose)
             if seen.get(key, budget + 1) <= cost:
@@ -111,7 +120,7 @@ class TextList:
             seen[key] = cost
             if _END in node:
                 if loose:
-                    ok = at == len(text) and is_verb_form(spelled) and text[pos:at] not in verbs
+                    ok = at == end_of_text and node[_VERB] and text[pos:at] not in verbs
                 else:
                     ok = not edits or (
                         node[_WORDS][edited] >= MIN_EDITED_WORD and text[pos:at] not in known
@@ -119,52 +128,61 @@ class TextList:
                 if ok:
                     for value in node[_END]:
                         yield at, value, cost
-            spoken = text[at] if at < len(text) else None
+            spoken = text[at] if at < end_of_text else None
             may_edit = edits < MAX_WORD_EDITS
-            for char, child in node.items():
-                if char in _KEYS:
-                    continue
-                if char == spoken:
-                    stack.append((child, at + 1, cost, depth + 1, edited, loose, spelled + char))
-                    continue
-                if not may_edit or not is_hangul(char):
-                    continue
-                long_word = child[_LONGEST] >= MIN_EDITED_WORD
-                if not (long_word or may_loose):
-                    continue
-                if spoken is not None and is_hangul(spoken):
-                    licensed = long_word and editable[at]
-                    near = syllable_cost(char, spoken)
-                    if (
-                        (licensed or (may_loose and sounds_alike(char, spoken)))
-                        and near <= MAX_SUBSTITUTION
-                        and cost + near <= budget
-                    ):
-                        stack.append(
-                            (
-                                child,
-                                at + 1,
-                                cost + near,
-                                depth + 1,
-                                depth,
-                                not licensed,
-                                spelled + char,
+            # After an edit the rest of the value must be heard exactly: a state pushed
+            # with the edit is worth visiting only if it ends a value or the next heard
+            # character continues it (the others would pop, yield nothing, push nothing).
+            after = text[at + 1] if at + 1 < end_of_text else None
+            spoken_hangul = spoken is not None and _HANGUL_FIRST <= spoken <= _HANGUL_LAST
+            may_substitute = spoken_hangul and (editable[at] or may_loose)
+            may_drop = at and editable[at - 1] and cost + 1 <= budget
+            if not (may_edit and (may_substitute or may_drop)):
+                # No edit can happen here: follow the heard character alone (the one push
+                # the loop below would make).
+                child = node.get(spoken) if spoken is not None else None
+                if child is not None:
+                    stack.append((child, at + 1, cost, depth + 1, edited, loose))
+            else:
+                edges = node.get(_EDGES)
+                if edges is None:
+                    edges = _edges(node)
+                if not may_drop:
+                    # Only a substitution: the edges within one jamo of the heard syllable
+                    # are the only ones that can take it (in the same order).
+                    edges = [edges[i] for i in near_positions(node[_NEAR], neighbour_keys(spoken))]
+                for char, child, char_is_hangul, long_word in edges:
+                    if char == spoken:
+                        stack.append((child, at + 1, cost, depth + 1, edited, loose))
+                        continue
+                    if not char_is_hangul or not (long_word or may_loose):
+                        continue
+                    if may_substitute:
+                        licensed = long_word and editable[at]
+                        near = syllable_cost(char, spoken)
+                        if (
+                            (licensed or (may_loose and sounds_alike(char, spoken)))
+                            and near <= MAX_SUBSTITUTION
+                            and cost + near <= budget
+                            and (_END in child or after in child)
+                        ):
+                            stack.append(
+                                (child, at + 1, cost + near, depth + 1, depth, not licensed)
                             )
-                        )
-                if long_word and at and editable[at - 1] and cost + 1 <= budget:
-                    # the speaker dropped one (never on the predicate licence alone)
-                    stack.append((child, at, cost + 1, depth + 1, depth, False, spelled + char))
+                    if long_word and may_drop and (_END in child or spoken in child):
+                        # the speaker dropped one (never on the predicate licence alone)
+                        stack.append((child, at, cost + 1, depth + 1, depth, False))
             if (
-                spoken is not None
+                spoken_hangul
                 and may_edit
                 and depth
                 and node[_LONGEST] >= MIN_EDITED_WORD
                 and editable[at]
-                and is_hangul(spoken)
                 and cost + 1 <= budget
+                and (_END in node or after in node)
             ):
                 # the recognizer added a syllable after the value's character depth - 1
-                stack.append((node, at + 1, cost + 1, depth, depth - 1, False, spelled))
+                stack.append((node, at + 1, cost + 1, depth, depth - 1, False))
 
     def words(self) -> Iterator[str]:
         """Every canonical value text in the list."""
@@ -178,7 +196,11 @@ class TextList:
             )
 
 
-_KEYS = (_END, _LONGEST, _WORDS)
+_EDGES = "\x02"  # trie key of a node's edges: (character, child, is Hangul, long word)
+_VERB = "\x03"  # trie key: whether the value ending at this node has a verb's form
+_NEAR = "\x04"  # trie key of the node's edges by jamo.neighbour_keys
+_KEYS = (_END, _LONGEST, _WORDS, _EDGES, _VERB, _NEAR)
+_HANGUL_FIRST, _HANGUL_LAST = "\uac00", "\ud7a3"  # is_hangul, without a call per character
 
 
 def word_lengths(spoken: str, length: int) -> tuple[int, ...]:
@@ -191,6 +213,20 @@ def word_lengths(spoken: str, length: int) -> tuple[int, ...]:
     if len(lengths) < length:  # a respelling joined words: count the rest as one word
         lengths.extend([length - len(lengths)] * (length - len(lengths)))
     return tuple(lengths[:length])
+
+
+def _edges(node: dict) -> tuple:
+    """A node's edges with what the fuzzy search asks of them, in the node's order, and
+    the same by jamo.neighbour_keys; made on the search's first visit (after
+    _mark_longest: an edge says whether its child is on a long enough value)."""
+    edges = tuple(
+        (char, child, is_hangul(char), child[_LONGEST] >= MIN_EDITED_WORD)
+        for char, child in node.items()
+        if char not in _KEYS
+    )
+    node[_NEAR] = neighbour_index([edge[0] for edge in edges])
+    node[_EDGES] = edges
+    return edges
 
 
 def _mark_longest(node: dict, depth: int) -> int:

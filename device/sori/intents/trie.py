@@ -37,7 +37,7 @@ class Terminal:
 
 
 class Node:
-    __slots__ = ("chars", "boundary", "slots", "ends", "longest", "predicate")
+    __slots__ = ("chars", "boundary", "slots", "ends", "longest", "predicate", "edges", "near")
 
     def __init__(self) -> None:
         self.chars: dict[str, Node] = {}
@@ -45,11 +45,17 @@ class Node:
         self.slots: dict[SlotRef, Node] = {}
         self.ends: list[Terminal] = []
         self.longest = 0
-        """Length of the longest template word through this node (characters), so the
-        fuzzy walk knows before trying an edit whether the word may take one."""
+        """Length of the longest template word through this node (characters; set by
+        build_trie), so the fuzzy walk knows before trying an edit whether the word may
+        take one."""
         self.predicate = False
         """True where a template may end on a word of verb form (켜, 닫아, 맞춰): the
         predicate, which a fuzzy edit may repair although it is short (see matcher)."""
+        self.edges: tuple[tuple[str, Node, bool], ...] | None = None
+        """`chars` as (character, child, is Hangul), in `chars`' order, made by the fuzzy
+        walk on its first visit: it visits every edge and would otherwise ask each time."""
+        self.near: dict[int, tuple[int, ...]] | None = None
+        """`edges` by jamo.neighbour_keys, made by the fuzzy walk on its first visit."""
 
 
 Unit = str | SlotRef
@@ -128,16 +134,21 @@ def build_trie(blocks_with_paths) -> tuple[Node, int]:
                 node = node.slots.setdefault(unit, Node())
             else:
                 literal += len(unit)
+                # Every node on a word's path (its start included) lies on a word this long.
+                size = len(unit)
+                if node.longest < size:
+                    node.longest = size
                 for char in unit:
                     child = node.chars.get(char)
                     if child is None:
                         child = node.chars[char] = Node()
                     node = child
+                    if node.longest < size:
+                        node.longest = size
         terminal = Terminal(block, template, literal)
         if not any(t.block is block for t in node.ends):
             node.ends.append(terminal)
             count += 1
-    _mark_word_lengths(root)
     return root, count
 
 
@@ -161,29 +172,23 @@ def walk_words(root: Node) -> Iterator[tuple[Node, str]]:
             starts.extend(node.slots.values())
 
 
-def _mark_word_lengths(root: Node) -> None:
-    """Set `longest` on every node: its depth in its word plus the longest tail below."""
-    order = list(walk_words(root))
-    tails: dict[int, int] = {}
-    for node, prefix in reversed(order):  # children come after their parent in `order`
-        tail = max((1 + tails[id(c)] for c in node.chars.values()), default=0)
-        tails[id(node)] = tail
-        node.longest = len(prefix) + tail
+WordNodes = Iterable[tuple[Node, str]]
+"""What walk_words yields; the passes below take it so one walk can serve them all."""
 
 
-def template_words(root: Node) -> set[str]:
+def template_words(words: WordNodes) -> set[str]:
     """Every literal word the templates spell (the text between word breaks)."""
     return {
         prefix
-        for node, prefix in walk_words(root)
+        for node, prefix in words
         if prefix and (node.boundary is not None or node.ends or node.slots)
     }
 
 
-def final_words(root: Node, list_words: Callable[[str], Iterable[str]]) -> Iterator[tuple]:
+def final_words(words: WordNodes, list_words: Callable[[str], Iterable[str]]) -> Iterator[tuple]:
     """(word, terminals) for every word a template may end on: literal words and the
     values of a list in last place (`list_words` gives a list's values by name)."""
-    for node, prefix in walk_words(root):
+    for node, prefix in words:
         if prefix and node.ends:
             yield prefix, node.ends
         for ref, child in node.slots.items():
@@ -191,7 +196,7 @@ def final_words(root: Node, list_words: Callable[[str], Iterable[str]]) -> Itera
                 yield from ((word, child.ends) for word in list_words(ref.list_name))
 
 
-def mark_predicates(root: Node, is_predicate: Callable[[str], bool]) -> None:
+def mark_predicates(words: WordNodes, is_predicate: Callable[[str], bool]) -> None:
     """Set `predicate` on the node that ends each literal final word passing the test."""
-    for node, prefix in walk_words(root):
+    for node, prefix in words:
         node.predicate = bool(prefix and node.ends and is_predicate(prefix))
