@@ -8,7 +8,7 @@ thread) or a shutdown past `daemon.shutdown_s` shows up here. Paths:
   sigint-ready     the same with SIGINT (Ctrl-C)
   file-end         --input FILE with a spoken command and MQTT: exits at the file's end
   stuck-shell      SIGTERM while a shell action runs (its program sleeps, a child lingers)
-  startup-error    --input with a missing file while the model loads: exit 2, clear message
+  startup-error    --input with a broken file while the model loads: exit 2, clear message
 
 Shutdown time is from the signal (or the "stopping" line for file-end) to the exit. Needs
 mosquitto and espeak-ng (scripts/install.sh --test). Progress on stderr; --json for a report.
@@ -184,7 +184,9 @@ def one(path: str, folder: Path, config: Path, wav: Path, rng: random.Random) ->
     base = ["--config", str(config), "--output", str(folder / "out.wav")]
     expect = 0
     if path == "startup-error":
-        run = Run([*base, "--input", str(folder / "missing.wav"), "--http", "off"], folder)
+        broken = folder / "broken.wav"  # exists, so it is read after the model began to load
+        broken.write_bytes(b"RIFF\x00\x00\x00\x00WAVEnot audio at all")
+        run = Run([*base, "--input", str(broken), "--http", "off"], folder)
         code, ended = run.finish(60)
         stop_at, expect = run.started, 2
     elif path == "file-end":

@@ -102,15 +102,19 @@ def test_the_end_of_a_file_exits_0_while_the_model_loads(tmp_path, mosquitto, su
         assert subscriber.next(timeout_s=5) == ("sori/climate/bedroom/set", "OFF")
 
 
-def test_a_startup_error_while_the_model_loads_is_reported_cleanly(tmp_path, mosquitto):
+@pytest.mark.parametrize("name", ["missing.wav", "broken.wav"])
+def test_a_startup_error_while_the_model_loads_is_reported_cleanly(tmp_path, mosquitto, name):
+    """A missing file is refused before anything loads; a broken one once it is read, while
+    the local model loads on its thread."""
     config = thinking_config(tmp_path, mosquitto)
+    (tmp_path / "broken.wav").write_bytes(b"RIFF\x00\x00\x00\x00WAVEnot audio at all")
     out = subprocess.run(
-        [*SORI, "run", "--config", str(config), "--input", str(tmp_path / "missing.wav"),
+        [*SORI, "run", "--config", str(config), "--input", str(tmp_path / name),
          "--output", str(tmp_path / "reply.wav"), "--http", "off"],
         capture_output=True, text=True, timeout=60, cwd=tmp_path,
     )  # fmt: skip
     assert out.returncode == 2, out.stderr[-2000:]
-    assert "missing.wav" in out.stderr
+    assert name in out.stderr
     assert "Traceback" not in out.stderr
 
 

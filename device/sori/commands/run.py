@@ -9,6 +9,7 @@ import dataclasses
 import logging
 import signal
 import threading
+from pathlib import Path
 from typing import Any
 
 from sori.actions import Timers
@@ -34,7 +35,7 @@ from sori.commands.shutdown import (
 )
 from sori.config import Config
 from sori.daemon import Daemon
-from sori.errors import ConfigError, SoriError
+from sori.errors import AudioError, ConfigError, SoriError
 from sori.home import Home
 from sori.http_api import HttpApi
 from sori.logs import setup_logging
@@ -260,6 +261,8 @@ def run(args: argparse.Namespace) -> int:
     config, home = load_home(args)  # a bad config raises ConfigError naming the key
     setup_logging(config.daemon.log_format, args.verbose)
     bind, token = api_access(args, config)  # before any model loads: a bad bind exits 2 now
+    if args.input not in ("mic", "none") and not Path(args.input).is_file():
+        raise AudioError(f"--input {args.input}: no such file (or 'mic', or 'none')")
     try:
         return asyncio.run(serve(args, config, home, bind, token))
     finally:
@@ -408,10 +411,10 @@ def _hearing(input_name: str, config: Config, daemon: Daemon):  # noqa: ANN202
     from sori.pipeline import hear
 
     understanding = daemon.understanding
-    recognizer = build_recognizer(config.stt, understanding.phrases(config.stt.phrases.max_phrases))
-    if input_name == "mic":
-        source = MicSource(config.audio.device, config.audio.frame_ms).open()
-    else:
+    if input_name != "mic":  # a broken file is refused before the recognizer loads
         source = FileSource(input_name, config.audio.frame_ms)
+    recognizer = build_recognizer(config.stt, understanding.phrases(config.stt.phrases.max_phrases))
+    if input_name == "mic":  # opened last: audio buffered while models load would be stale
+        source = MicSource(config.audio.device, config.audio.frame_ms).open()
     hearing = build_hearing(config, recognizer, understanding, daemon.clock, daemon.clock.now_ns())
     return source, hear(source.frames(), hearing)
