@@ -11,7 +11,7 @@ from sori.clock import Clock
 from sori.config import Config, SttConfig
 from sori.errors import ConfigError
 from sori.pipeline import CommitSettings, Hearing
-from sori.stt.base import SpeechRecognizer
+from sori.stt.base import SpeechRecognizer, warm_up
 from sori.vad import EndpointSettings, WebrtcScorer
 
 log = logging.getLogger(__name__)
@@ -20,7 +20,21 @@ BACKENDS = ("vosk", "sherpa")
 
 
 def build_recognizer(stt: SttConfig, phrases: list[str]) -> SpeechRecognizer:
-    """The configured speech-to-text backend, its model loaded, biased towards `phrases`."""
+    """The configured speech-to-text backend, its model loaded, biased towards `phrases`,
+    and warmed up (`stt.warm_up_s`), so that the first utterance is not the slow one."""
+    recognizer = _load_recognizer(stt, phrases)
+    if stt.warm_up_s > 0:
+        done = warm_up(recognizer, stt.warm_up_s)
+        log.info(
+            "stt: %s warmed up on %.1f s of speech-like sound in %.2f s",
+            recognizer.name,
+            done.audio_s,
+            done.took_s,
+        )
+    return recognizer
+
+
+def _load_recognizer(stt: SttConfig, phrases: list[str]) -> SpeechRecognizer:
     if stt.backend == "vosk":
         from sori.stt.vosk import VoskRecognizer
 

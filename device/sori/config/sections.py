@@ -138,6 +138,9 @@ class SherpaConfig:
 class SttConfig:
     backend: str = "vosk"
     """Speech-to-text backend: "vosk" (embedded default) or "sherpa"."""
+    warm_up_s: float = ranged(6.0, 0, 60)
+    """Speech-like sound decoded once at start-up, in seconds, so that the first utterance is
+    as fast as the later ones (a cold decoder builds its graph as it goes); 0 = off."""
     vosk: VoskConfig = field(default_factory=VoskConfig)
     """The vosk backend."""
     sherpa: SherpaConfig = field(default_factory=SherpaConfig)
