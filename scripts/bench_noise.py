@@ -4,6 +4,7 @@ after start-up; CPU real-time factor of the whole hearing pipeline.
 
     .venv/bin/python scripts/bench_noise.py                        # everything (slow)
     .venv/bin/python scripts/bench_noise.py --clips 4 --modes both --json out.json
+    .venv/bin/python scripts/bench_noise.py --clips 4 --denoise deepfilter   # the front-end
 
 Every clip goes through the whole pipeline as `sori replay` runs it (VAD, streaming
 speech-to-text, early commit against the presets of the example home in
@@ -179,9 +180,15 @@ def main() -> int:
     parser.add_argument("--noises", default=",".join(NOISES), help="of white, pink, babble")
     parser.add_argument("--snrs", default=",".join(map(str, SNRS_DB)), help="SNRs in dB")
     parser.add_argument("--warm-up-s", type=float, help="default: the config's stt.warm_up_s")
+    parser.add_argument(
+        "--denoise", default="off", help='audio.denoise: "off" or "deepfilter" (DeepFilterNet3)'
+    )
     parser.add_argument("--json", metavar="F", help="also write the figures here")
     args = parser.parse_args()
     config = load_config(str(REPO / "device" / "sori.example.toml"))
+    config = dataclasses.replace(
+        config, audio=dataclasses.replace(config.audio, denoise=args.denoise)
+    )
     presets = presets_from_config(config.intents, home_from_config(config.home))
     data = clips(args.clips_dir)[: args.clips or None]
     conditions = [("clean", None, None)]
@@ -190,7 +197,7 @@ def main() -> int:
             parser.error(f"--noises: {noise!r} is not one of {', '.join(NOISES)}")
         conditions += [(f"{noise} {s} dB", noise, float(s)) for s in args.snrs.split(",")]
     warm = config.stt.warm_up_s if args.warm_up_s is None else args.warm_up_s
-    print(f"{len(data)} clips, warm-up {warm:.1f} s")
+    print(f"{len(data)} clips, warm-up {warm:.1f} s, denoise {args.denoise}")
     print("| mode | condition | CER | device actions | intents | CPU RTF |")
     print("|---|---|---|---|---|---|")
     results = {"clips": len(data), "modes": []}

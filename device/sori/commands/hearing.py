@@ -4,9 +4,11 @@ by name. `sori replay` and the daemon both use it, so they run the same pipeline
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable, Iterator
 from typing import Any
 
-from sori.audio.format import FRAME_MS_CHOICES
+from sori.audio.denoise import build_denoiser, denoised
+from sori.audio.format import FRAME_MS_CHOICES, AudioFrame
 from sori.clock import Clock
 from sori.config import Config, SttConfig
 from sori.errors import ConfigError
@@ -70,6 +72,12 @@ def _load_recognizer(stt: SttConfig, phrases: list[str]) -> SpeechRecognizer:
             check_in_subprocess=s.probe,
         )
     raise ConfigError(f"stt.backend must be one of {', '.join(BACKENDS)}, got {stt.backend!r}")
+
+
+def front_end(config: Config, frames: Iterable[AudioFrame]) -> Iterator[AudioFrame]:
+    """`frames` as the pipeline hears them: through the speech enhancement `audio.denoise`
+    names (a fresh one per audio stream), or as they are."""
+    return denoised(frames, build_denoiser(config.audio.denoise))
 
 
 def endpoint_settings(config: Config) -> EndpointSettings:
