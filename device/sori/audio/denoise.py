@@ -8,10 +8,11 @@ resampled down (soxr, streaming). The output keeps the frame size and timestamps
 input; it lags the input by `DELAY_MS` (70 ms: resampling and the model's look-ahead),
 which the end-of-speech latency then includes.
 
-Measured on the shared read clips (scripts/bench_noise.py `--denoise`; vosk free, 4
-clips): CER clean 0.21 → 0.20, white 20 dB 0.62 → 0.25, white 10 dB 0.90 → 0.39, pink
-10 dB 0.81 → 0.30; babble is not helped (0.98 → 0.96 at 10 dB). It costs about 0.2 of a
-core per second of audio (x86-64).
+Measured through the whole pipeline on 6 of the shared read clips (scripts/bench_noise.py
+--clips 6 --modes both, off → deepfilter): CER clean 0.15 → 0.18, white 20 dB 0.55 → 0.15,
+white 10 dB 0.92 → 0.37, pink 10 dB 0.75 → 0.30, babble 10 dB 0.94 → 0.88. It costs
+about 0.13 of an x86-64 core per second of audio, and 0.6 s to load. So it is an option
+for rooms with a fan or a hood, not the default: clean speech loses a little.
 """
 
 from __future__ import annotations
