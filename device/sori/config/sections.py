@@ -72,7 +72,7 @@ class AudioConfig:
     """Microphone for sounddevice: a name, a substring of one, or an index; "" = default."""
     frame_ms: int = ranged(20, choices=(10, 20, 30))
     """Length of one audio frame through the pipeline: 10, 20 or 30 milliseconds."""
-    denoise: str = ranged("off", choices=("off", "deepfilter", "auto"))
+    denoise: str = ranged("auto", choices=("off", "deepfilter", "auto"))
     """Speech enhancement (DeepFilterNet3, `pip install 'sori[denoise]'`; helps in steady
     noise, 70 ms later): "off"; "deepfilter", always, before the VAD and the recognizer;
     "auto", per utterance, for the recognizer only, when the room is louder than
