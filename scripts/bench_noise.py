@@ -5,6 +5,7 @@ after start-up; CPU real-time factor of the whole hearing pipeline.
     .venv/bin/python scripts/bench_noise.py                        # everything (slow)
     .venv/bin/python scripts/bench_noise.py --clips 4 --modes both --json out.json
     .venv/bin/python scripts/bench_noise.py --clips 4 --denoise deepfilter   # the front-end
+    .venv/bin/python scripts/bench_noise.py --clips 4 --denoise auto   # noisy rooms only
 
 Every clip goes through the whole pipeline as `sori replay` runs it (VAD, streaming
 speech-to-text, early commit against the presets of the example home in
@@ -20,6 +21,8 @@ up as at start-up (`--warm-up-s`, default the config's `stt.warm_up_s`).
   against the median of the other clean clips: commit latency when there was a commit,
   otherwise final latency (final result minus end of speech), and the clip's RTF.
 - CPU RTF: process CPU time (all threads) of replaying a clip over its duration.
+- Denoised (`--denoise auto`): how many utterances were heard denoised, of all; the JSON
+  has each one's room level (`room_dbfs`).
 
 Noise is mixed deterministically (seed per clip and condition) with sori.audio.augment;
 babble for a clip is made of the other clips. Nothing is stored.
@@ -121,7 +124,9 @@ def bench_mode(mode: str, data, config, presets, conditions, warm_up_s: float) -
     )
     config = dataclasses.replace(config, stt=stt)
     started = time.perf_counter()
-    recognizer = build_recognizer(config.stt, presets.phrases())
+    recognizer = build_recognizer(
+        config.stt, presets.phrases(), config.audio, config.vad.pre_roll_ms
+    )
     built_s = time.perf_counter() - started
     rows = []
     clean_runs = []
@@ -129,6 +134,7 @@ def bench_mode(mode: str, data, config, presets, conditions, warm_up_s: float) -
         errors = chars = actions = 0
         intents: list[str] = []
         cpu = []
+        decided = len(getattr(recognizer, "decisions", ()))
         for i, (name, transcript, speech) in enumerate(data):
             pcm = to_pcm16(speech) if noise is None else noisy(data, i, noise, snr)
             run = replay_clip(name, pcm, config, recognizer, presets)
@@ -148,9 +154,14 @@ def bench_mode(mode: str, data, config, presets, conditions, warm_up_s: float) -
                 "cpu_rtf": round(statistics.fmean(cpu), 3),
             }
         )
+        # audio.denoise = "auto": (room level, denoised) of each utterance of this condition
+        decisions = getattr(recognizer, "decisions", [])[decided:]
+        denoised = f"{sum(d for _, d in decisions)}/{len(decisions)}" if decisions else "-"
+        rows[-1]["denoised"] = denoised
+        rows[-1]["room_dbfs"] = [round(level, 1) for level, _ in decisions]
         print(
             f"| {mode} | {label} | {rows[-1]['cer']:.3f} | {actions} | {len(intents)} "
-            f"| {rows[-1]['cpu_rtf']:.2f} |",
+            f"| {rows[-1]['cpu_rtf']:.2f} | {denoised} |",
             flush=True,
         )
     first = others = None
@@ -181,7 +192,10 @@ def main() -> int:
     parser.add_argument("--snrs", default=",".join(map(str, SNRS_DB)), help="SNRs in dB")
     parser.add_argument("--warm-up-s", type=float, help="default: the config's stt.warm_up_s")
     parser.add_argument(
-        "--denoise", default="off", help='audio.denoise: "off" or "deepfilter" (DeepFilterNet3)'
+        "--denoise",
+        default="off",
+        choices=("off", "deepfilter", "auto"),
+        help='audio.denoise: "off", "deepfilter" (DeepFilterNet3) or "auto" (noisy rooms only)',
     )
     parser.add_argument("--json", metavar="F", help="also write the figures here")
     args = parser.parse_args()
@@ -198,8 +212,8 @@ def main() -> int:
         conditions += [(f"{noise} {s} dB", noise, float(s)) for s in args.snrs.split(",")]
     warm = config.stt.warm_up_s if args.warm_up_s is None else args.warm_up_s
     print(f"{len(data)} clips, warm-up {warm:.1f} s, denoise {args.denoise}")
-    print("| mode | condition | CER | device actions | intents | CPU RTF |")
-    print("|---|---|---|---|---|---|")
+    print("| mode | condition | CER | device actions | intents | CPU RTF | denoised |")
+    print("|---|---|---|---|---|---|---|")
     results = {"clips": len(data), "modes": []}
     for mode in args.modes.split(","):
         results["modes"].append(bench_mode(mode, data, config, presets, conditions, warm))

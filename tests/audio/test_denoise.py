@@ -7,7 +7,13 @@ import numpy as np
 import pytest
 
 from sori.audio.augment import make_noise, to_pcm16
-from sori.audio.denoise import build_denoiser, denoised
+from sori.audio.denoise import (
+    SILENCE_DBFS,
+    build_denoiser,
+    denoised,
+    room_level_dbfs,
+    use_denoiser,
+)
 from sori.audio.format import read_file
 from sori.audio.ring import FrameChunker
 from sori.config import parse_config
@@ -54,6 +60,27 @@ def test_deepfilter_makes_speech_in_white_noise_intelligible(noisy_frames):
 
 def test_off_passes_frames_through_and_an_unknown_front_end_is_refused(noisy_frames):
     assert build_denoiser("off") is None
+    assert build_denoiser("auto") is None  # per utterance, in the recognizer: the VAD hears raw
     assert list(denoised(noisy_frames[:3], None)) == noisy_frames[:3]
-    with pytest.raises(ConfigError, match="audio.denoise must be one of off, deepfilter"):
-        build_denoiser(parse_config({"audio": {"denoise": "rnnoise"}}).audio.denoise)
+    with pytest.raises(ConfigError, match="audio.denoise must be off, deepfilter or auto"):
+        parse_config({"audio": {"denoise": "rnnoise"}})
+    with pytest.raises(ConfigError, match="audio.denoise must be one of off, deepfilter, auto"):
+        build_denoiser("rnnoise")
+
+
+def test_the_room_level_is_the_quiet_part_of_the_pre_roll():
+    rng = np.random.default_rng(5)
+    room = make_noise("white", 16_000 * 3 // 10, rng)  # 300 ms of room, then 120 ms of onset
+    room *= 32768 * 10 ** (-45 / 20) / np.sqrt(np.mean(room**2))
+    onset = 32768 * 0.3 * np.sin(np.arange(16_000 * 12 // 100) * 2 * np.pi * 220 / 16_000)
+    level = room_level_dbfs(to_pcm16(np.concatenate([room, onset])))
+    assert -47 < level < -44  # the onset (-13.5 dBFS) does not count
+    assert room_level_dbfs(bytes(16_000)) == SILENCE_DBFS
+    assert room_level_dbfs(b"") == SILENCE_DBFS  # nothing heard yet: a quiet room
+
+
+def test_auto_denoises_only_above_the_level():
+    assert use_denoiser(-40.0, -55.0)
+    assert not use_denoiser(-65.0, -55.0)
+    assert not use_denoiser(-55.0, -55.0)
+    assert not use_denoiser(SILENCE_DBFS, -55.0)

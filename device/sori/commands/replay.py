@@ -90,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
             failed = True
     if not sources:
         return 2
-    recognizer = build_recognizer(config.stt, presets.phrases(config.stt.phrases.max_phrases))
+    phrases = presets.phrases(config.stt.phrases.max_phrases)
+    recognizer = build_recognizer(config.stt, phrases, config.audio, config.vad.pre_roll_ms)
     for source in sources:
         try:
             for record in replay_source(source, config, recognizer, presets, args.realtime):

