@@ -112,3 +112,18 @@ def test_nothing_understood_exits_1(dead_edge):
     assert done.returncode == 1
     data = record(done)
     assert data["tier"] == "none" and data["answer"] == "" and data["intent"] is None
+
+
+def test_an_answer_cut_at_its_deadline_exits_cleanly(dead_edge):
+    """The generation cut off by `router.local_deadline_ms` is still computing on its
+    thread when the turn ends; the process must stop it, not tear down under it (exit
+    -11, as CI saw on a busy machine)."""
+    path = Path(dead_edge)
+    text = path.read_text(encoding="utf-8").replace("max_tokens = 12", "max_tokens = 200")
+    text = text.replace("[router]\n", "[router]\nlocal_deadline_ms = 1\n")
+    path.write_text(text, encoding="utf-8")
+    for _ in range(3):
+        done = sori("--config", dead_edge, "--json", "--tier", "local", "바다 이야기를 해 줘")
+        assert done.returncode in (0, 1), done.stderr[-2000:]
+        assert "answer cut at its deadline" in record(done)["reason"]
+        assert "Traceback" not in done.stderr

@@ -8,6 +8,7 @@ import json
 import sys
 
 from sori.commands.options import add_home_options, add_json_option, load_understanding
+from sori.commands.shutdown import exit_now
 from sori.commands.thinking import build_router
 from sori.events import AnswerSentence, Event, TurnRouted
 
@@ -35,7 +36,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 def run(args: argparse.Namespace) -> int:
     config, presets = load_understanding(args)
     text = " ".join(args.text)
-    routed = asyncio.run(_ask(config, presets, text, args.tier, not args.json))
+    routed, local_stopped = asyncio.run(_ask(config, presets, text, args.tier, not args.json))
     if args.json:
         print(json.dumps(as_record(routed), ensure_ascii=False), flush=True)
     else:
@@ -43,21 +44,30 @@ def run(args: argparse.Namespace) -> int:
             slots = " ".join(f"{k}={v}" for k, v in routed.slots.items())
             print(f"{routed.intent} {slots}\t{routed.answer}".rstrip(), flush=True)
         print(f"({routed.tier}: {routed.reason})", file=sys.stderr)
-    return 0 if routed.intent is not None or routed.answer else 1
+    code = 0 if routed.intent is not None or routed.answer else 1
+    if not local_stopped:  # tearing down under a computing llama.cpp would crash
+        exit_now(code, "the local model's generation")
+    return code
 
 
-async def _ask(config, presets, text: str, tier: str, print_sentences: bool) -> TurnRouted:
-    router, _, edge = build_router(config, presets)
+async def _ask(
+    config, presets, text: str, tier: str, print_sentences: bool
+) -> tuple[TurnRouted, bool]:
+    """The routed turn, and whether the local model stopped (a generation cut at its
+    deadline may still be computing on its thread)."""
+    router, local, edge = build_router(config, presets)
 
     def show(event: Event) -> None:
         if print_sentences and isinstance(event, AnswerSentence):
             print(event.text, flush=True)
 
     try:
-        return await router.ask(text, force=tier, on_event=show)
+        routed = await router.ask(text, force=tier, on_event=show)
     finally:
         if edge is not None:
             await edge.aclose()
+        stopped = await local.close()
+    return routed, stopped
 
 
 def as_record(routed: TurnRouted) -> dict:

@@ -231,13 +231,8 @@ def _thinking(config: Config, presets: Any) -> tuple[Any, list, list, list[threa
     loader = threading.Thread(target=preload, name="sori-llm-load", daemon=True)
     loader.start()
 
-    async def close_local_model() -> None:
-        # Freed here, while the interpreter runs; Daemon.close bounds the wait for a load
-        # or generation to reach its next step.
-        while not local.release():
-            await asyncio.sleep(0.02)
-
-    closers = [close_local_model, *([edge.aclose] if edge is not None else [])]
+    # Freed while the interpreter runs; Daemon.close bounds the wait with its deadline.
+    closers = [local.close, *([edge.aclose] if edge is not None else [])]
     return router, closers, [local.stop], [loader]
 
 

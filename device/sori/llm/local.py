@@ -197,6 +197,19 @@ class LocalLLM:
             llm.close()
         return True
 
+    async def close(self, timeout_s: float = 5.0) -> bool:
+        """Stop and free the model, waiting up to `timeout_s` for a load or a generation on
+        another thread to reach its next step; False when llama.cpp still computes then (the
+        process must not tear down under it: `sori.commands.shutdown.exit_now`)."""
+        self.stop()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        while not self.release():
+            if loop.time() >= deadline:
+                return False
+            await asyncio.sleep(0.02)
+        return True
+
     def _check_running(self) -> None:
         if self._stopping.is_set():
             raise ModelError("the local model is stopped: sori is shutting down")
