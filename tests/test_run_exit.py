@@ -121,12 +121,14 @@ def test_a_startup_error_while_the_model_loads_is_reported_cleanly(tmp_path, mos
 def test_close_gives_up_on_a_turn_that_ignores_cancellation(tmp_path, mosquitto):
     daemon = build(write_config(tmp_path, mosquitto), tmp_path / "reply.wav")
 
+    stubborn_for = [True]
+
     async def stubborn() -> None:
-        while True:
+        while stubborn_for[0]:
             try:
                 await asyncio.sleep(30)
             except asyncio.CancelledError:
-                continue  # a handler that will not stop
+                continue  # a handler that will not stop (until the test is done)
 
     async def main() -> tuple[list[str], float]:
         turn = daemon.spawn(stubborn())
@@ -135,21 +137,14 @@ def test_close_gives_up_on_a_turn_that_ignores_cancellation(tmp_path, mosquitto)
         left = await asyncio.wait_for(daemon.close(1.0), 10)
         took_s = time.monotonic() - started
         turn.remove_done_callback(daemon._done)
+        stubborn_for[0] = False  # let it end, so no pending task outlives the loop
+        turn.cancel()
+        await asyncio.wait([turn], timeout=5)
         return left, took_s
 
-    left, took_s = _run_abandoning(main)
+    left, took_s = asyncio.run(main())
     assert left and left[0].startswith("turn")
     assert took_s < 2.0
-
-
-def _run_abandoning(main):  # noqa: ANN001, ANN202 - a coroutine function and its result
-    """Run `main` on a fresh loop and close the loop without waiting for leftover tasks
-    (asyncio.run would wait for the stubborn turn forever, which is the daemon's job here)."""
-    loop = asyncio.new_event_loop()
-    try:
-        return loop.run_until_complete(main())
-    finally:
-        loop.close()
 
 
 def test_shutdown_s_out_of_range_is_refused(tmp_path):
