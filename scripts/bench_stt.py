@@ -109,11 +109,18 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def measure_latency(
-    recognizer, data, realtime: bool, min_agreement: float, closed, model=None, commit=None
+    recognizer,
+    data,
+    realtime: bool,
+    min_agreement: float,
+    closed,
+    model=None,
+    commit=None,
+    vad=None,
 ) -> dict:
     """With `model`, each clip gets a recognizer whose grammar also holds its transcript,
     as a preset phrase would be: the phrase-constrained pass carries the "command"."""
-    config = parse_config({"commit": commit or {}})
+    config = parse_config({"commit": commit or {}, "vad": vad or {}})
     latencies, misses, premature = [], 0, 0
     for path, transcript in data:
         if model is not None:
@@ -155,6 +162,7 @@ def main() -> int:
         "--chunk-ms", type=int, default=VoskConfig().chunk_ms, help="vosk chunk (0: model's)"
     )
     parser.add_argument("--commit", default="{}", help="[commit] settings as JSON")
+    parser.add_argument("--vad", default="{}", help='[vad] settings as JSON: {"backend": "webrtc"}')
     parser.add_argument("--json", metavar="F", help="also write the figures here")
     parser.add_argument("--only", choices=("rtf", "latency"), help="run one part only")
     args = parser.parse_args()
@@ -186,7 +194,14 @@ def main() -> int:
         ("in grammar", model, args.grammar_agree),
     ):
         lat = measure_latency(
-            rec, data, args.realtime, agree, closed, grammar_model, json.loads(args.commit)
+            rec,
+            data,
+            args.realtime,
+            agree,
+            closed,
+            grammar_model,
+            json.loads(args.commit),
+            json.loads(args.vad),
         )
         results["latency"][label] = lat
         print(
