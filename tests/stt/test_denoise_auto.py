@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import io
 import logging
 import sys
 from pathlib import Path
@@ -16,7 +17,7 @@ import pytest
 
 from sori.audio.augment import make_noise, mix_at_snr, to_pcm16
 from sori.audio.format import read_file
-from sori.audio.ring import FrameChunker
+from sori.audio.sources import RawSource
 from sori.commands import hearing
 from sori.commands.options import home_from_config, presets_from_config
 from sori.commands.replay import replay_source
@@ -27,16 +28,6 @@ from sori.testing import character_errors
 EXAMPLE_CONFIG = Path(__file__).resolve().parents[2] / "device" / "sori.example.toml"
 HEARD = ("picovoice_leopard_test_ko.wav", "zeroth_104_003_0294.wav")
 """The two shortest clips: the test stays quick."""
-
-
-class PcmSource:
-    def __init__(self, name: str, pcm: bytes) -> None:
-        self.name, self.pcm = name, pcm
-
-    def frames(self):  # noqa: ANN201
-        chunker = FrameChunker(20)
-        yield from chunker.push(self.pcm)
-        yield from chunker.flush()
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +55,9 @@ def setup(shared_dir):
 
 def transcribe(setup, recognizer, signal) -> str:
     _, config, presets, _ = setup
-    records = replay_source(PcmSource("clip", to_pcm16(signal)), config, recognizer, presets)
+    records = replay_source(
+        RawSource(io.BytesIO(to_pcm16(signal)), name="clip"), config, recognizer, presets
+    )
     return " ".join(r["transcript"] for r in records)
 
 
