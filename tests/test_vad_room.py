@@ -15,7 +15,7 @@ from sori.audio.augment import NOISE_KINDS, at_dbfs, make_noise, mix_at_snr, to_
 from sori.audio.sources import FileSource
 from sori.clock import FakeClock
 from sori.commands.hearing import build_scorer, endpoint_settings
-from sori.config import Config, VadConfig
+from sori.config import Config, VadConfig, parse_config
 from sori.errors import AudioError, ConfigError
 from sori.testing import to_frames
 from sori.vad import (
@@ -174,5 +174,7 @@ def test_silero_keeps_speech_in_white_noise(leopard, snr_db):
 def test_bad_vad_settings_name_the_fix():
     with pytest.raises(ConfigError, match="vad.backend must be one of silero, webrtc"):
         build_scorer(Config(vad=VadConfig(backend="cobra")))
+    with pytest.raises(ConfigError, match="vad.backend must be silero or webrtc, got 'cobra'"):
+        parse_config({"vad": {"backend": "cobra"}})  # refused when the config loads
     with pytest.raises(ConfigError, match="stop_threshold must be at most"):
         EndpointSettings(start_threshold=0.3, stop_threshold=0.6)

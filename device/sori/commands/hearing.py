@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from sori.audio.denoise import build_denoiser, check_denoise, denoised
-from sori.audio.format import FRAME_MS_CHOICES, AudioFrame
+from sori.audio.format import FRAME_MS_CHOICES, RATE_HZ, SAMPLE_BYTES, AudioFrame
 from sori.clock import Clock
 from sori.config import AudioConfig, Config, SttConfig
 from sori.errors import ConfigError, DependencyError, ModelError
@@ -56,7 +56,7 @@ def _auto_denoised(
     except (DependencyError, ModelError) as exc:
         log.warning('audio.denoise = "auto" hears without denoising: %s', exc)
         return recognizer
-    denoiser.process(bytes(2 * 16_000))  # one second: the model's first hops are slow
+    denoiser.process(bytes(SAMPLE_BYTES * RATE_HZ))  # one second: the first hops are slow
     return AutoDenoised(recognizer, denoiser, audio.denoise_above_dbfs, measure_ms)
 
 

@@ -85,7 +85,7 @@ class AudioConfig:
 
 @dataclass(frozen=True)
 class VadConfig:
-    backend: str = "silero"
+    backend: str = ranged("silero", choices=("silero", "webrtc"))
     """Voice detector: "silero" (Silero VAD, ONNX; holds up in noise) or "webrtc"
     (webrtcvad; lighter, fooled by steady noise without the noise floor)."""
     aggressiveness: int = ranged(2, 0, 3)
