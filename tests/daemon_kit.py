@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
 from pathlib import Path
+from typing import Any
 
 HOME_TOML = """
 [intents]
@@ -48,3 +51,22 @@ def build(config_path: Path, output: Path, **kw):
     args = argparse.Namespace(config=str(config_path), fixtures=None, output=str(output))
     config, home = load_home(args)
     return build_daemon(args, config, home, warm_presets=False, **kw)
+
+
+async def events_of_turn(client: Any, text: str, say_headers: dict | None = None) -> tuple:
+    """(the /say response, the /events objects up to its TurnFinished): `client` (an
+    httpx.AsyncClient on the API, with whatever headers /events should carry) listens to
+    /events while it posts `text` to /say."""
+    seen: list[dict] = []
+    async with client.stream("GET", "/events") as stream:
+        assert stream.status_code == 200
+        assert stream.headers["content-type"] == "text/event-stream"
+        lines = stream.aiter_lines()
+        assert await anext(lines) == ": connected"
+        say = asyncio.create_task(client.post("/say", json={"text": text}, headers=say_headers))
+        async for line in lines:
+            if line.startswith("data: "):
+                seen.append(json.loads(line.removeprefix("data: ")))
+                if seen[-1]["type"] == "TurnFinished":
+                    break
+        return await say, seen

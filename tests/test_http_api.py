@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import json
 
 import httpx
 import pytest
 
-from daemon_kit import build, write_config
+from daemon_kit import build, events_of_turn, write_config
 from sori.http_api import HttpApi
 
 TOKEN = "test-token-0123456789abcdef"
@@ -89,18 +88,7 @@ def test_bad_requests_are_refused_with_a_reason(api_run):
 
 def test_events_stream_one_event_per_stage(api_run):
     async def scenario(client, api):
-        seen = []
-        async with client.stream("GET", "/events") as stream:
-            assert stream.headers["content-type"] == "text/event-stream"
-            lines = stream.aiter_lines()
-            assert await anext(lines) == ": connected"
-            say = asyncio.create_task(client.post("/say", json={"text": "지금 몇 시야"}))
-            async for line in lines:
-                if line.startswith("data: "):
-                    seen.append(json.loads(line.removeprefix("data: ")))
-                    if seen[-1]["type"] == "TurnFinished":
-                        break
-            await say
+        _, seen = await events_of_turn(client, "지금 몇 시야")
         return seen
 
     seen = api_run(scenario)

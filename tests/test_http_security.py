@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from daemon_kit import build, write_config
+from daemon_kit import build, events_of_turn, write_config
 from sori.config.sections import HttpConfig
 from sori.errors import ConfigError
 from sori.http_api import HttpApi
@@ -256,27 +256,10 @@ def events_of(served, api, token):
 
     async def scenario():
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        seen = []
-        async with (
-            httpx.AsyncClient(base_url=api.url, timeout=20) as client,
-            client.stream("GET", "/events", headers=headers) as stream,
-        ):
-            assert stream.status_code == 200
-            lines = stream.aiter_lines()
-            assert await anext(lines) == ": connected"
-            say = asyncio.create_task(
-                client.post(
-                    "/say",
-                    json={"text": GOOD_SAY},
-                    headers={"Authorization": f"Bearer {TOKEN}"},
-                )  # fmt: skip
+        async with httpx.AsyncClient(base_url=api.url, timeout=20, headers=headers) as client:
+            _, seen = await events_of_turn(
+                client, GOOD_SAY, say_headers={"Authorization": f"Bearer {TOKEN}"}
             )
-            async for line in lines:
-                if line.startswith("data: "):
-                    seen.append(json.loads(line.removeprefix("data: ")))
-                    if seen[-1]["type"] == "TurnFinished":
-                        break
-            await say
         return seen
 
     return asyncio.run(scenario())

@@ -9,7 +9,7 @@ import logging
 
 import pytest
 
-from daemon_kit import build, write_config
+from daemon_kit import build, events_of_turn, write_config
 from sori.http_api import HttpApi
 from sori.logs import JsonFormatter, TextFormatter
 from sori.redact import is_secret_name, redact, redact_data
@@ -95,21 +95,10 @@ handler = "webhook"
         api = HttpApi(daemon, "127.0.0.1:0", token=token)
         await api.start()
         auth = {"Authorization": f"Bearer {token}"}
-        seen = []
         try:
-            async with (
-                httpx.AsyncClient(base_url=api.url, timeout=20, headers=auth) as client,
-                client.stream("GET", "/events") as stream,
-            ):
-                lines = stream.aiter_lines()
-                await anext(lines)
-                said = asyncio.create_task(client.post("/say", json={"text": "선풍기 켜줘"}))
-                async for line in lines:
-                    if line.startswith("data: "):
-                        seen.append(line)
-                        if '"TurnFinished"' in line:
-                            break
-                return (await said).text, "\n".join(seen)
+            async with httpx.AsyncClient(base_url=api.url, timeout=20, headers=auth) as client:
+                said, seen = await events_of_turn(client, "선풍기 켜줘")
+                return said.text, json.dumps(seen, ensure_ascii=False)
         finally:
             await api.close()
             await daemon.close()
