@@ -46,13 +46,13 @@ sys.path.insert(0, str(REPO / "device"))
 import numpy as np  # noqa: E402
 
 from sori.actions.registry import DEVICE_INTENTS  # noqa: E402
+from sori.assemble.hearing import build_recognizer  # noqa: E402
+from sori.assemble.understanding import home_from_config, presets_from_config  # noqa: E402
 from sori.audio.augment import babble, make_noise, mix_at_snr, to_pcm16  # noqa: E402
 from sori.audio.ring import FrameChunker  # noqa: E402
 from sori.audio.sources import read_file  # noqa: E402
-from sori.commands.hearing import build_recognizer  # noqa: E402
-from sori.commands.options import home_from_config, presets_from_config  # noqa: E402
-from sori.commands.replay import replay_source  # noqa: E402
 from sori.config import load_config  # noqa: E402
+from sori.replaying import replay_source  # noqa: E402
 from sori.testing import character_errors  # noqa: E402
 
 NOISES = ("white", "pink", "babble")

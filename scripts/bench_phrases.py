@@ -20,8 +20,8 @@ import json
 import time
 from pathlib import Path
 
+from sori.assemble.understanding import home_from_config
 from sori.audio.sources import FileSource
-from sori.commands.options import home_from_config
 from sori.config import load_config
 from sori.config.sections import VoskConfig
 from sori.intents import load_presets

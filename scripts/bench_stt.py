@@ -43,10 +43,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "device"))
 
 from sori.audio.sources import FileSource, RawSource  # noqa: E402
-from sori.commands.replay import replay_source  # noqa: E402
 from sori.config import parse_config  # noqa: E402
 from sori.config.sections import SttConfig, VoskConfig  # noqa: E402
 from sori.intents import IntentMatch, load_presets  # noqa: E402
+from sori.replaying import replay_source  # noqa: E402
 from sori.stt.base import warm_up  # noqa: E402
 from sori.stt.vosk import VoskRecognizer, load_model  # noqa: E402
 from sori.testing import agreement, character_errors  # noqa: E402

@@ -98,8 +98,8 @@ def bench_rtf(workdir: Path) -> list[dict]:
 
 
 def daemon_for(backend: str, language: str, output: Path):
-    from sori.commands.options import home_from_config
-    from sori.commands.run import build_daemon
+    from sori.assemble.daemon import build_daemon
+    from sori.assemble.understanding import home_from_config
 
     config = parse_config(
         {
@@ -109,8 +109,8 @@ def daemon_for(backend: str, language: str, output: Path):
             "daemon": {"thinking": False},
         }
     )
-    args = argparse.Namespace(output=str(output), config=None, fixtures=None)
-    return build_daemon(args, config, home_from_config(config.home), warm_presets=False)
+    home = home_from_config(config.home)
+    return build_daemon(config, home, str(output), lambda: (config, home), warm_presets=False)
 
 
 async def first_audio_ms(daemon, reply: str, turns: int, cached: bool) -> list[float]:

@@ -106,7 +106,7 @@ def main() -> int:
     args = parser.parse_args()
     rng = random.Random(args.seed)
 
-    from sori.commands.options import home_from_config
+    from sori.assemble.understanding import home_from_config
     from sori.config import EXAMPLE_CONFIG, load_config
     from sori.intents import load_presets
 

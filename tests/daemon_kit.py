@@ -45,12 +45,14 @@ def write_config(folder: Path, mqtt_url: str, extra: str = "") -> Path:
 
 
 def build(config_path: Path, output: Path, **kw):
+    from sori.assemble.daemon import build_daemon
     from sori.commands.options import load_home
-    from sori.commands.run import build_daemon
 
-    args = argparse.Namespace(config=str(config_path), fixtures=None, output=str(output))
+    args = argparse.Namespace(config=str(config_path), fixtures=None)
     config, home = load_home(args)
-    return build_daemon(args, config, home, warm_presets=False, **kw)
+    return build_daemon(
+        config, home, str(output), lambda: load_home(args), warm_presets=False, **kw
+    )
 
 
 async def events_of_turn(client: Any, text: str, say_headers: dict | None = None) -> tuple:

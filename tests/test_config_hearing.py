@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sori.commands.hearing import build_recognizer, commit_settings, endpoint_settings
+from sori.assemble.hearing import build_recognizer, commit_settings, endpoint_settings
 from sori.config import Config, parse_config
 from sori.errors import ConfigError
 from sori.pipeline import CommitSettings

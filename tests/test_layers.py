@@ -30,13 +30,14 @@ FLOORS = {
     "metrics": 3,
     "daemon": 4,
     "assemble": 4,
+    "replaying": 4,
     "http_api": 4,
     "api_access": 4,
     "logs": 4,
-    "cli": 4,
-    "commands": 4,
-    "__main__": 4,
-    "__init__": 4,
+    "cli": 5,
+    "commands": 5,
+    "__main__": 5,
+    "__init__": 5,
 }
 # Floor-2 stages talk through events only; they never import each other.
 STAGES = {"stt", "intents", "llm", "tts", "actions"}

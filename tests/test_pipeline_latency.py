@@ -4,10 +4,10 @@ even when noise that the voice detector takes for voice keeps the utterance open
 from __future__ import annotations
 
 from sori.clock import FakeClock
-from sori.commands.replay import summarize
 from sori.events import IntentCommitted, SpeechStopped, UtteranceHeard
 from sori.intents import IntentMatch
 from sori.pipeline import CommitSettings, Hearing
+from sori.replaying import summarize
 from sori.testing import Cue, EnergyScorer, ScriptedRecognizer, run_frames, tone_frames
 from sori.vad import EndpointSettings
 

@@ -10,7 +10,7 @@ import pytest
 
 from hearing_fixtures import english_speech
 from sori.audio.format import RATE_HZ, write_wav
-from sori.commands.replay import FIELDS
+from sori.replaying import FIELDS
 
 
 def sori(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:

@@ -11,10 +11,10 @@ import dataclasses
 import numpy as np
 import pytest
 
+from sori.assemble.hearing import build_scorer, endpoint_settings
 from sori.audio.augment import NOISE_KINDS, at_dbfs, make_noise, mix_at_snr, to_pcm16
 from sori.audio.sources import FileSource
 from sori.clock import FakeClock
-from sori.commands.hearing import build_scorer, endpoint_settings
 from sori.config import Config, VadConfig, parse_config
 from sori.errors import AudioError, ConfigError
 from sori.testing import to_frames

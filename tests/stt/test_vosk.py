@@ -6,15 +6,15 @@ import csv
 
 import pytest
 
+from sori.assemble.hearing import build_hearing
 from sori.audio.sources import FileSource
-from sori.commands.hearing import build_hearing
-from sori.commands.replay import replay_source
 from sori.config import Config
 from sori.config.sections import VoskConfig
 from sori.errors import ModelError
 from sori.events import IntentCommitted, IntentCorrected, SpeechStopped, TranscriptFinal
 from sori.intents import IntentMatch
 from sori.pipeline import ReplayClock, replay
+from sori.replaying import replay_source
 from sori.stt.base import Hypothesis, Word
 from sori.stt.vosk import (
     VoskRecognizer,
@@ -265,7 +265,7 @@ def test_the_grammar_of_the_homes_spoken_phrases_holds_request_endings(vosk_mode
     constrained pass can now hear 켜 줘 and 켜 주세요, not only the bare 켜."""
     from pathlib import Path
 
-    from sori.commands.options import home_from_config
+    from sori.assemble.understanding import home_from_config
     from sori.config import load_config
     from sori.intents import load_presets
 

@@ -85,7 +85,7 @@ def test_build_recognizer_warms_up_what_it_built(model, monkeypatch, caplog):
 
     monkeypatch.setattr(hearing, "warm_up", recorded)
     stt = dataclasses.replace(Config().stt, warm_up_s=1.0)
-    with caplog.at_level(logging.INFO, logger="sori.commands.hearing"):
+    with caplog.at_level(logging.INFO, logger="sori.assemble.hearing"):
         recognizer = hearing.build_recognizer(stt, PHRASES)
     assert recognizer is loaded
     assert calls == [(loaded, 1.0)]

@@ -7,9 +7,9 @@ import asyncio
 import json
 import sys
 
+from sori.assemble.thinking import build_router
 from sori.commands.options import add_home_options, add_json_option, load_understanding
 from sori.commands.shutdown import exit_now
-from sori.commands.thinking import build_router
 from sori.events import AnswerSentence, Event, TurnRouted
 
 TIERS = ("auto", "preset", "local", "edge")

@@ -7,7 +7,8 @@ import json
 import sys
 from pathlib import Path
 
-from sori.commands.options import add_json_option, presets_from_config
+from sori.assemble.understanding import presets_from_config
+from sori.commands.options import add_json_option
 from sori.config import load_config
 from sori.conformance import Failure, load_cases, run_cases
 from sori.errors import PackError

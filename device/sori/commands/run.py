@@ -5,26 +5,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import dataclasses
 import logging
 import signal
-import threading
 from pathlib import Path
 from typing import Any
 
-from sori.actions import Timers
 from sori.api_access import build_access, ensure_token, is_loopback, load_token, split_bind
-from sori.assemble import (
-    build_handlers,
-    build_registry,
-    build_sink,
-    build_voice,
-    replies,
-    routes,
-    used_handlers,
-)
-from sori.clock import Clock, MonotonicClock
-from sori.commands.options import add_home_options, load_home, presets_from_config
+from sori.assemble.daemon import build_daemon
+from sori.commands.options import add_home_options, load_home
 from sori.commands.shutdown import (
     FINAL_MARGIN_S,
     Workers,
@@ -35,12 +23,10 @@ from sori.commands.shutdown import (
 )
 from sori.config import Config
 from sori.daemon import Daemon
-from sori.errors import AudioError, ConfigError, SoriError
+from sori.errors import AudioError, SoriError
 from sori.home import Home
 from sori.http_api import HttpApi
 from sori.logs import setup_logging
-from sori.playback import Player
-from sori.tts.cache import ReplyCache
 
 log = logging.getLogger("sori.run")
 
@@ -67,188 +53,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "--http", metavar="HOST:PORT", help="HTTP API address (default http.bind); 'off' for none"
     )
     return parser
-
-
-class Swappable:
-    """Preset understanding that SIGHUP can replace while hearing holds on to it."""
-
-    def __init__(self, presets: Any) -> None:
-        self.current = presets
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.current, name)
-
-    def match(self, text: str) -> Any:
-        return self.current.match(text)
-
-
-def preset_replies(presets: Any, limit: int) -> list[str]:
-    """Responses of the presets' sample phrases: the replies worth having in the cache."""
-    found: dict[str, None] = {}
-    for phrase in presets.phrases():
-        match = presets.match(phrase)
-        if match is not None and match.response:
-            found[match.response] = None
-            if len(found) >= limit:
-                break
-    return list(found)
-
-
-def build_daemon(
-    args: argparse.Namespace,
-    config: Config,
-    home: Home,
-    clock: Clock | None = None,
-    warm_presets: bool = True,
-) -> Daemon:
-    """Every stage, loaded and connected; blocking (models load here)."""
-    clock = clock or MonotonicClock()
-    language = config.intents.language
-    presets = presets_from_config(config.intents, home)
-    understanding = Swappable(presets)
-    voice = build_voice(config)
-    cache = ReplyCache(voice, config.tts.cache_size)
-    said = replies(language)
-    if config.tts.cache:
-        cache.warm([*said.values(), *config.tts.warm])
-    timers = Timers()
-    registry = build_registry(config, home, timers, clock, build_handlers(config))
-    player = Player(build_sink(args.output), cache, clock)
-    thinker, closers, stoppers, threads = (
-        _thinking(config, presets) if config.daemon.thinking else (None, [], [], [])
-    )
-    daemon = Daemon(
-        understanding=understanding,
-        thinker=thinker,
-        registry=registry,
-        player=player,
-        timers=timers,
-        replies=said,
-        clock=clock,
-        barge_in=config.daemon.barge_in,
-        earcon=config.daemon.earcon,
-    )
-
-    def reload() -> str:
-        """Validate the whole new config, then swap presets and home; nothing is swapped
-        when any check fails. Returns a note on what needs a restart ("" when nothing)."""
-        new_config, new_home = load_home(args)  # every key checked; ConfigError names it
-        where = new_config.source or "config"
-        running_home = registry.home
-        if running_home.devices and not new_home.devices:
-            raise ConfigError(
-                f"{where}: the new config has no devices (home.devices is empty) while "
-                f"{len(running_home.devices)} are in use; refusing to empty the home. Fix the "
-                "file and send SIGHUP again"
-            )
-        changed = handler_changes(config, new_config)
-        if changed:
-            raise ConfigError(
-                f"{where}: {'; '.join(changed)}; handlers are built once at start: restart "
-                "to change handlers (sudo systemctl restart sori)"
-            )
-        new_presets = presets_from_config(new_config.intents, new_home)  # a bad pack raises
-        understanding.current = new_presets
-        registry.reload(new_home, routes(new_config))
-        if new_config.tts.cache:
-            _warm_later(cache, new_presets, new_config.tts.cache_size)
-        later = restart_sections(config, new_config)
-        return f"restart to apply [{'], ['.join(later)}]" if later else ""
-
-    daemon.reloader = reload
-    daemon.closers.extend(closers)
-    daemon.stoppers.extend([cache.stop_warming, *stoppers])
-    daemon.threads.extend(threads)
-    if config.tts.cache and warm_presets:
-        daemon.threads.append(_warm_later(cache, presets, config.tts.cache_size))
-    return daemon
-
-
-HANDLER_SECTIONS = {
-    "mqtt": "mqtt",
-    "home_assistant": "home_assistant",
-    "webhook": "webhook",
-    "shell": "shell",
-}
-"""Handler name → the config section its connection is built from."""
-RELOADED_SECTIONS = ("home", "intents", "source")
-"""What SIGHUP applies; every other section is read once at start."""
-
-
-def handler_changes(running: Config, new: Config) -> list[str]:
-    """How `new` would change the handlers built from `running`, in words; empty if not."""
-    old_used, new_used = used_handlers(running), used_handlers(new)
-    changes = []
-    if new.actions.default_handler != running.actions.default_handler:
-        changes.append(
-            f"actions.default_handler changes from {running.actions.default_handler!r} "
-            f"to {new.actions.default_handler!r}"
-        )
-    if new_used - old_used:
-        changes.append(f"handler {', '.join(sorted(new_used - old_used))} would be added")
-    if old_used - new_used:
-        changes.append(f"handler {', '.join(sorted(old_used - new_used))} would be removed")
-    if new.actions.timeout_s != running.actions.timeout_s:
-        changes.append("actions.timeout_s changes")
-    for name in sorted(old_used & new_used):
-        section = HANDLER_SECTIONS.get(name)
-        if section and getattr(new, section) != getattr(running, section):
-            changes.append(f"[{section}] changes")
-    return changes
-
-
-def restart_sections(running: Config, new: Config) -> list[str]:
-    """Sections that differ but take effect only after a restart (handlers excluded)."""
-    skip = {*RELOADED_SECTIONS, *HANDLER_SECTIONS.values(), "actions"}
-    return [
-        f.name
-        for f in dataclasses.fields(Config)
-        if f.name not in skip and getattr(new, f.name) != getattr(running, f.name)
-    ]
-
-
-def _thinking(config: Config, presets: Any) -> tuple[Any, list, list, list[threading.Thread]]:
-    """The language-model router (issue 4's tiers), its local model loading in the background;
-    with what shutdown needs: closers, stoppers and the loading thread.
-
-    The daemon has matched the presets already, so the router starts at the local model.
-    """
-    from sori.commands.thinking import build_router
-
-    try:
-        router, local, edge = build_router(config, presets)
-    except SoriError as exc:
-        log.warning("language-model tiers unavailable, answering 'not understood': %s", exc)
-        return None, [], [], []
-    router.presets = None
-
-    def preload() -> None:
-        try:
-            local.load()
-        except Exception as exc:  # the router reports a failing tier per turn
-            log.warning("local language model did not load: %s", exc)
-
-    loader = threading.Thread(target=preload, name="sori-llm-load", daemon=True)
-    loader.start()
-
-    # Freed while the interpreter runs; Daemon.close bounds the wait with its deadline.
-    closers = [local.close, *([edge.aclose] if edge is not None else [])]
-    return router, closers, [local.stop], [loader]
-
-
-def _warm_later(cache: ReplyCache, presets: Any, limit: int) -> threading.Thread:
-    """Synthesize the presets' replies on a background thread; turns need not wait."""
-
-    def warm() -> None:
-        try:
-            added = cache.warm(preset_replies(presets, limit // 2))
-            log.info("reply cache warmed: %d preset replies", added)
-        except Exception as exc:  # a cold cache is slower, not broken
-            log.warning("warming the reply cache failed: %s", exc)
-
-    thread = threading.Thread(target=warm, name="sori-warm", daemon=True)
-    thread.start()
-    return thread
 
 
 def run(args: argparse.Namespace) -> int:
@@ -293,7 +97,9 @@ async def serve(
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     stopping = asyncio.create_task(stop.wait())
-    building = asyncio.ensure_future(asyncio.to_thread(build_daemon, args, config, home))
+    building = asyncio.ensure_future(
+        asyncio.to_thread(build_daemon, config, home, args.output, lambda: load_home(args))
+    )
     daemon: Daemon | None = None
     api = source = listening = error = None
     try:
@@ -305,7 +111,13 @@ async def serve(
         if api is not None:
             await api.start()
         if args.input != "none":
-            hearing = asyncio.ensure_future(asyncio.to_thread(_hearing, args.input, config, daemon))
+            from sori.assemble.hearing import open_hearing  # the recognizer's libraries
+
+            hearing = asyncio.ensure_future(
+                asyncio.to_thread(
+                    open_hearing, args.input, config, daemon.understanding, daemon.clock
+                )
+            )
             if not await _first(hearing, stopping):
                 return 0
             source, events = hearing.result()
@@ -397,20 +209,3 @@ def _error_code(exc: BaseException) -> int:
     if isinstance(exc, KeyboardInterrupt):
         return 130
     return 1
-
-
-def _hearing(input_name: str, config: Config, daemon: Daemon):  # noqa: ANN202
-    """The audio source and the async stream of hearing events (`sori.pipeline`)."""
-    from sori.audio.sources import FileSource, MicSource
-    from sori.commands.hearing import build_hearing, build_recognizer, front_end
-    from sori.pipeline import hear
-
-    understanding = daemon.understanding
-    if input_name != "mic":  # a broken file is refused before the recognizer loads
-        source = FileSource(input_name, config.audio.frame_ms)
-    phrases = understanding.phrases(config.stt.phrases.max_phrases)
-    recognizer = build_recognizer(config.stt, phrases, config.audio, config.vad.pre_roll_ms)
-    if input_name == "mic":  # opened last: audio buffered while models load would be stale
-        source = MicSource(config.audio.device, config.audio.frame_ms).open()
-    hearing = build_hearing(config, recognizer, understanding, daemon.clock, daemon.clock.now_ns())
-    return source, hear(front_end(config, source.frames()), hearing)

@@ -1,19 +1,26 @@
-"""Wiring of the thinking tiers from the config: presets + local model + edge → a Router.
+"""Build the thinking tiers from the config: presets + local model + edge → a Router.
 
-Shared by `sori ask` and anything else on floor 4 that answers turns (the daemon).
+Shared by `sori ask` and the daemon.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import logging
 import re
+import threading
+from collections.abc import Callable
+from typing import Any
 
 from sori.config import Config, EdgeConfig, LlmConfig, RouterConfig
+from sori.errors import SoriError
 from sori.intents import Presets
 from sori.llm.edge import EdgeClient, EdgeSettings, Endpoint, endpoint_key
 from sori.llm.local import LocalLLM
 from sori.llm.router import Router, RouterSettings
 from sori.llm.schema import IntentSpec, Vocabulary
+
+log = logging.getLogger(__name__)
 
 # Slots of Home Assistant's intents (developers.home-assistant.io/docs/intent_builtin), as far
 # as a spoken command fills them. Intents not listed take a name and an area.
@@ -153,3 +160,33 @@ def build_router(
         router_settings(config.router, config.intents.language),
     )
     return router, local, edge
+
+
+def start_thinking(
+    config: Config, presets: Presets
+) -> tuple[Router | None, list[Callable[[], Any]], list[Callable[[], Any]], list[threading.Thread]]:
+    """The language-model router, its local model loading in the background; with what
+    shutdown needs: closers, stoppers and the loading thread. (None, [], [], []) when the
+    tiers cannot be built: turns are then answered "not understood".
+
+    The daemon has matched the presets already, so the router starts at the local model.
+    """
+    try:
+        router, local, edge = build_router(config, presets)
+    except SoriError as exc:
+        log.warning("language-model tiers unavailable, answering 'not understood': %s", exc)
+        return None, [], [], []
+    router.presets = None
+
+    def preload() -> None:
+        try:
+            local.load()
+        except Exception as exc:  # the router reports a failing tier per turn
+            log.warning("local language model did not load: %s", exc)
+
+    loader = threading.Thread(target=preload, name="sori-llm-load", daemon=True)
+    loader.start()
+
+    # Freed while the interpreter runs; Daemon.close bounds the wait with its deadline.
+    closers = [local.close, *([edge.aclose] if edge is not None else [])]
+    return router, closers, [local.stop], [loader]

@@ -1,10 +1,10 @@
-"""Build the hearing pipeline from the config: the one place that picks concrete backends
-by name. `sori replay` and the daemon both use it, so they run the same pipeline."""
+"""Build the hearing pipeline from the config: voice detector, recognizer, denoising and
+early commit. `sori replay` and the daemon both use it, so they run the same pipeline."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import Any
 
 from sori.audio.denoise import build_denoiser, check_denoise, denoised
@@ -12,7 +12,8 @@ from sori.audio.format import FRAME_MS_CHOICES, RATE_HZ, SAMPLE_BYTES, AudioFram
 from sori.clock import Clock
 from sori.config import AudioConfig, Config, SttConfig
 from sori.errors import ConfigError, DependencyError, ModelError
-from sori.pipeline import CommitSettings, Hearing
+from sori.events import Event
+from sori.pipeline import CommitSettings, Hearing, hear
 from sori.stt.base import SpeechRecognizer, warm_up
 from sori.vad import BACKENDS as VAD_BACKENDS
 from sori.vad import EndpointSettings, SileroScorer, VoiceScorer, WebrtcScorer
@@ -161,3 +162,20 @@ def build_hearing(
         commit=commit_settings(config),
         origin_ns=origin_ns,
     )
+
+
+def open_hearing(
+    input_name: str, config: Config, understanding: Any, clock: Clock
+) -> tuple[Any, AsyncIterator[Event]]:
+    """The audio source `input_name` names ("mic" or a file) and the async stream of
+    hearing events from it; blocking (the recognizer loads here)."""
+    from sori.audio.sources import FileSource, MicSource
+
+    if input_name != "mic":  # a broken file is refused before the recognizer loads
+        source = FileSource(input_name, config.audio.frame_ms)
+    phrases = understanding.phrases(config.stt.phrases.max_phrases)
+    recognizer = build_recognizer(config.stt, phrases, config.audio, config.vad.pre_roll_ms)
+    if input_name == "mic":  # opened last: audio buffered while models load would be stale
+        source = MicSource(config.audio.device, config.audio.frame_ms).open()
+    hearing = build_hearing(config, recognizer, understanding, clock, clock.now_ns())
+    return source, hear(front_end(config, source.frames()), hearing)

@@ -1,22 +1,17 @@
-"""Build the speaking and acting stages from the config: voices, sinks, handlers.
-
-The one place (with `commands.hearing` for hearing) that picks concrete backends by name;
-each backend module is imported only when chosen.
-"""
+"""Build the speaking stage from the config: the voice, the sink, the fixed replies, and
+the reply cache warmed with what the presets answer."""
 
 from __future__ import annotations
 
 import logging
-import os
+import threading
+from typing import Any
 
-from sori.actions import ActionRegistry, LocalHandler, Route, Timers
-from sori.actions.base import Handler
 from sori.audio.sinks import Sink, SpeakerSink, WavSink
-from sori.clock import Clock
 from sori.config import Config
 from sori.errors import SoriError
-from sori.home import Home
 from sori.tts.base import Voice
+from sori.tts.cache import ReplyCache
 
 log = logging.getLogger(__name__)
 
@@ -92,57 +87,28 @@ def build_sink(output: str) -> Sink:
     return WavSink(output)
 
 
-def used_handlers(config: Config) -> set[str]:
-    return {config.actions.default_handler} | {d.handler for d in config.home.devices if d.handler}
+def preset_replies(presets: Any, limit: int) -> list[str]:
+    """Responses of the presets' sample phrases: the replies worth having in the cache."""
+    found: dict[str, None] = {}
+    for phrase in presets.phrases():
+        match = presets.match(phrase)
+        if match is not None and match.response:
+            found[match.response] = None
+            if len(found) >= limit:
+                break
+    return list(found)
 
 
-def build_handlers(config: Config) -> dict[str, Handler]:
-    """Every handler some device uses (plus the dry run), connected lazily."""
-    from sori.actions.dry_run import DryRunHandler
+def warm_later(cache: ReplyCache, presets: Any, limit: int) -> threading.Thread:
+    """Synthesize the presets' replies on a background thread; turns need not wait."""
 
-    handlers: dict[str, Handler] = {"dry_run": DryRunHandler()}
-    used = used_handlers(config)
-    timeout = config.actions.timeout_s
-    if "mqtt" in used:
-        from sori.actions.mqtt import MqttHandler
+    def warm() -> None:
+        try:
+            added = cache.warm(preset_replies(presets, limit // 2))
+            log.info("reply cache warmed: %d preset replies", added)
+        except Exception as exc:  # a cold cache is slower, not broken
+            log.warning("warming the reply cache failed: %s", exc)
 
-        m = config.mqtt
-        mqtt = MqttHandler(
-            m.url, m.topic, m.qos, m.retain, m.client_id, m.username,
-            os.environ.get(m.password_env, ""), timeout_s=timeout, protocol=m.protocol,
-        )  # fmt: skip
-        mqtt.start()
-        handlers["mqtt"] = mqtt
-    if "home_assistant" in used:
-        from sori.actions.home_assistant import HomeAssistantHandler
-
-        ha = config.home_assistant
-        handlers["home_assistant"] = HomeAssistantHandler(ha.url, ha.token_env, timeout)
-    if "webhook" in used:
-        from sori.actions.webhook import WebhookHandler
-
-        handlers["webhook"] = WebhookHandler(config.webhook.url, config.webhook.headers, timeout)
-    if "shell" in used:
-        from sori.actions.shell import ShellHandler
-
-        s = config.shell
-        handlers["shell"] = ShellHandler(s.commands, s.allow, s.timeout_s)
-    return handlers
-
-
-def routes(config: Config) -> dict[str, Route]:
-    return {d.id: Route(d.handler, d.topic) for d in config.home.devices}
-
-
-def build_registry(
-    config: Config, home: Home, timers: Timers, clock: Clock, handlers: dict[str, Handler]
-) -> ActionRegistry:
-    return ActionRegistry(
-        home,
-        handlers,
-        LocalHandler(timers, config.intents.language),
-        routes(config),
-        config.actions.default_handler,
-        config.actions.timeout_s,
-        clock,
-    )
+    thread = threading.Thread(target=warm, name="sori-warm", daemon=True)
+    thread.start()
+    return thread

@@ -1,0 +1,99 @@
+"""Build the acting stage from the config: the handlers some device uses, their routes,
+and the action registry; and what a reload may not change about them."""
+
+from __future__ import annotations
+
+import os
+
+from sori.actions import ActionRegistry, LocalHandler, Route, Timers
+from sori.actions.base import Handler
+from sori.clock import Clock
+from sori.config import Config
+from sori.home import Home
+
+
+def used_handlers(config: Config) -> set[str]:
+    return {config.actions.default_handler} | {d.handler for d in config.home.devices if d.handler}
+
+
+def build_handlers(config: Config) -> dict[str, Handler]:
+    """Every handler some device uses (plus the dry run), connected lazily."""
+    from sori.actions.dry_run import DryRunHandler
+
+    handlers: dict[str, Handler] = {"dry_run": DryRunHandler()}
+    used = used_handlers(config)
+    timeout = config.actions.timeout_s
+    if "mqtt" in used:
+        from sori.actions.mqtt import MqttHandler
+
+        m = config.mqtt
+        mqtt = MqttHandler(
+            m.url, m.topic, m.qos, m.retain, m.client_id, m.username,
+            os.environ.get(m.password_env, ""), timeout_s=timeout, protocol=m.protocol,
+        )  # fmt: skip
+        mqtt.start()
+        handlers["mqtt"] = mqtt
+    if "home_assistant" in used:
+        from sori.actions.home_assistant import HomeAssistantHandler
+
+        ha = config.home_assistant
+        handlers["home_assistant"] = HomeAssistantHandler(ha.url, ha.token_env, timeout)
+    if "webhook" in used:
+        from sori.actions.webhook import WebhookHandler
+
+        handlers["webhook"] = WebhookHandler(config.webhook.url, config.webhook.headers, timeout)
+    if "shell" in used:
+        from sori.actions.shell import ShellHandler
+
+        s = config.shell
+        handlers["shell"] = ShellHandler(s.commands, s.allow, s.timeout_s)
+    return handlers
+
+
+def routes(config: Config) -> dict[str, Route]:
+    return {d.id: Route(d.handler, d.topic) for d in config.home.devices}
+
+
+def build_registry(
+    config: Config, home: Home, timers: Timers, clock: Clock, handlers: dict[str, Handler]
+) -> ActionRegistry:
+    return ActionRegistry(
+        home,
+        handlers,
+        LocalHandler(timers, config.intents.language),
+        routes(config),
+        config.actions.default_handler,
+        config.actions.timeout_s,
+        clock,
+    )
+
+
+HANDLER_SECTIONS = {
+    "mqtt": "mqtt",
+    "home_assistant": "home_assistant",
+    "webhook": "webhook",
+    "shell": "shell",
+}
+"""Handler name → the config section its connection is built from."""
+
+
+def handler_changes(running: Config, new: Config) -> list[str]:
+    """How `new` would change the handlers built from `running`, in words; empty if not."""
+    old_used, new_used = used_handlers(running), used_handlers(new)
+    changes = []
+    if new.actions.default_handler != running.actions.default_handler:
+        changes.append(
+            f"actions.default_handler changes from {running.actions.default_handler!r} "
+            f"to {new.actions.default_handler!r}"
+        )
+    if new_used - old_used:
+        changes.append(f"handler {', '.join(sorted(new_used - old_used))} would be added")
+    if old_used - new_used:
+        changes.append(f"handler {', '.join(sorted(old_used - new_used))} would be removed")
+    if new.actions.timeout_s != running.actions.timeout_s:
+        changes.append("actions.timeout_s changes")
+    for name in sorted(old_used & new_used):
+        section = HANDLER_SECTIONS.get(name)
+        if section and getattr(new, section) != getattr(running, section):
+            changes.append(f"[{section}] changes")
+    return changes
