@@ -61,6 +61,8 @@ def test_particle_must_agree_with_batchim(presets):
         "불 켜 줄 수 있어?",
         "불 켜 주시겠어요?",
         "불 키다",
+        "불 켜라",
+        "불 켜 줘라",
     ],
 )
 def test_verb_endings_and_politeness(understand, text):
@@ -70,13 +72,14 @@ def test_verb_endings_and_politeness(understand, text):
     )
 
 
-@pytest.mark.parametrize("text", ["불 꺼", "불 꺼 주시겠어요", "불 꺼 줄래요"])
+@pytest.mark.parametrize("text", ["불 꺼", "불 꺼 주시겠어요", "불 꺼 줄래요", "불 꺼라"])
 def test_off_endings(understand, text):
     assert understand(text)[0] == "HassTurnOff"
 
 
 def test_device_verbs(understand):
     assert_means(understand, "선풍기 틀어", "HassTurnOn", domain="fan")
+    assert_means(understand, "선풍기 틀어라", "HassTurnOn", domain="fan")
     assert_means(understand, "에어컨 틀어 줘", "HassTurnOn", domain="climate")
     assert_means(understand, "커튼 쳐", "HassTurnOff", domain="cover", device_class="curtain")
     assert_means(understand, "커튼 걷어", "HassTurnOn", domain="cover", device_class="curtain")
@@ -180,6 +183,8 @@ def test_fuzzy_below_threshold_falls_through(presets):
         "거실 불 켜는 거 아니야",
         "엄마한테 전화해 줘",
         "노래 불러 줘",
+        "불 켜지 마라",
+        "거실 카메라",
         "그는 이리저리 피하면서 길 한 옆으로 걸어갔다",
     ],
 )

@@ -150,10 +150,21 @@ def ending_length(text: str) -> int:
         if text.endswith(ending) and len(text) > len(ending):
             cut = len(ending)
             break
+    if not cut and _is_plain_imperative(text):
+        cut = 1
     # "설정해 줘" means "설정": a trailing 해 after a noun is the light verb 하다.
     if len(text) - cut > 1 and text[len(text) - cut - 1] == "해":
         cut += 1
     return cut
+
+
+def _is_plain_imperative(text: str) -> bool:
+    """켜라, 꺼라, 틀어라, 작동해라: 라 after an infinitive -아/-어 form (an open vowel, no
+    final consonant). 카메라 or 드라 are not: their syllable before 라 is no such form."""
+    if len(text) < 2 or not text.endswith("라"):
+        return False
+    verb = text[-2]
+    return is_hangul(verb) and not has_final(verb) and medial(verb) in _OPEN_VOWEL_ENDINGS
 
 
 @lru_cache(maxsize=65536)

@@ -6,7 +6,8 @@ them; a recognizer constrained to those bare paths cannot hear "거실 불 좀 �
 template path, filled with the home's names and aliases, is said the ways people say it:
 
 - request endings and politeness levels: 켜 / 켜 줘 / 켜 줘요 / 켜 주세요 / 켜 줄래 /
-  켜 주실래요 / 좀 켜 줘; a verbal noun takes 해 (작동해 줘, 설정해 주세요);
+  켜 주실래요 / 좀 켜 줘 / 켜라 / 켜 줘라; a verbal noun takes 해 (작동해 줘, 설정해
+  주세요, 작동해라);
 - spoken particles: 을/를 on the object (거실 불을 켜 줘), 으로/로 after a number's unit
   (이십삼 도로 맞춰 줘);
 - numbers as words, the ones a slot usually takes: 이십삼 도 and 스물세 도, 오십 프로,
@@ -53,11 +54,12 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "주세요": ("{v} 주세요", "{v} 주십시오"),
     "줄래": ("{v} 줄래", "{v} 주실래요", "{v} 줄래요", "{v} 주시겠어요"),
     "좀": ("좀 {v} 줘", "좀 {v} 주세요"),
+    "라": ("{v}라", "{v} 줘라"),
 }
 REQUEST_FAMILIES = tuple(f for f in FAMILIES if f != PLAIN)
 # Words of a request ending, for counting which phrases carry one.
 REQUEST_WORDS = frozenset({"줘", "줘요", "주세요", "주십시오", "줄래", "주실래요", "줄래요",
-                           "주시겠어요", "좀"})  # fmt: skip
+                           "주시겠어요", "좀", "줘라"})  # fmt: skip
 
 # Verbal nouns that become a request with 해 (작동 → 작동해 줘). Nouns only: a noun that
 # is not one of these (타이머, 노래) never gets 해, which would change its meaning.
