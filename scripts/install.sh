@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 extras="all"
-apt_packages=(libportaudio2 libsndfile1 espeak-ng)
+apt_packages=(libportaudio2 libsndfile1 espeak-ng alsa-utils)
 if [[ "${1:-}" == "--test" ]]; then
     extras="test"
     apt_packages+=(mosquitto sox openssl)

@@ -153,7 +153,7 @@ class Daemon:
         stages = dict(stages or {})
         uid = committed.utterance_id
         reply = committed.response or self.replies["ack"]
-        if self.registry.is_local(committed.intent):
+        if self.registry.is_local(committed.intent, committed.slots):
             actions = await self._act(committed)
             reply = next((a.speech for a in actions if a.speech), reply)
             spoken = await self.player.say(reply, uid)
@@ -277,7 +277,18 @@ class Daemon:
         return turn
 
     async def _ring(self, timer: Timer) -> None:
-        await self.player.say(self.replies["timer_done"], 0, "ring")
+        """One ring of a due timer or alarm; it rings again until stopped ("그만")."""
+        key = "alarm_rings" if timer.kind == "alarm" else "timer_done"
+        await self.player.say(self.replies.get(key, self.replies["timer_done"]), 0, "ring")
+
+    def start(self) -> None:
+        """Begin background work on the running loop: timers ring, and those that came due
+        while the speaker was off are announced once."""
+        self.timers.ensure_running()
+        missed, self.timers.missed = self.timers.missed, []
+        if missed:
+            text = self.replies.get("missed", "{n}").format(n=len(missed))
+            self.spawn(self.player.say(text, 0, "ring"))
 
     # -- audio -------------------------------------------------------------------------------
 

@@ -6,7 +6,8 @@ from datetime import datetime
 import pytest
 
 from sori.actions.base import Command
-from sori.actions.timers import LocalHandler, Timers, timer_seconds
+from sori.actions.local import LocalHandler, timer_seconds
+from sori.actions.timers import Timers
 from sori.errors import BackendError
 
 
@@ -50,9 +51,12 @@ def test_status_and_cancel():
         return status, cancel, again, local.timers.active()
 
     status, cancel, again, active = asyncio.run(main())
-    assert status.speech in ("오 분 남았어요.", "사 분 오십구 초 남았어요.")
-    assert cancel.speech == "타이머를 취소했어요."
-    assert again.speech == "실행 중인 타이머가 없어요."
+    assert status.speech in (
+        "오 분 타이머 오 분 남았어요.",
+        "오 분 타이머 사 분 오십구 초 남았어요.",
+    )
+    assert cancel.speech == "오 분 타이머를 취소했어요."
+    assert again.speech == "맞춰 둔 타이머나 알람이 없어요."
     assert active == []
 
 

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from sori.actions.base import Command, Handler, NotConfirmed, Result
-from sori.actions.timers import LOCAL_INTENTS, LocalHandler
+from sori.actions.local import LOCAL_INTENTS, LocalHandler
+from sori.actions.speaker import SPEAKER_INTENTS
 from sori.clock import Clock, MonotonicClock
 from sori.events import ActionFinished, IntentCommitted
 from sori.home import Device, Home
@@ -86,6 +87,14 @@ def resolve(home: Home, slots: Mapping[str, Any]) -> list[Device]:
     return [d for d in candidates if not device_class or d.device_class == device_class]
 
 
+def on_speaker(intent: str, slots: Mapping[str, Any]) -> bool:
+    """Volume and mute act on the speaker itself unless a media player is named ("티비
+    볼륨 20" goes to the TV)."""
+    if intent not in SPEAKER_INTENTS:
+        return False
+    return slots.get("domain") != "media_player" and slots.get("name") in (None, "all")
+
+
 def _area_id(home: Home, value: Any) -> str | None:
     if not value:
         return None
@@ -118,8 +127,9 @@ class ActionRegistry:
         self.home, self.routes = home, dict(routes)
 
     @staticmethod
-    def is_local(intent: str) -> bool:
-        return intent in LOCAL_INTENTS
+    def is_local(intent: str, slots: Mapping[str, Any] | None = None) -> bool:
+        """Whether the speaker itself answers: timers, the time, and its own volume."""
+        return intent in LOCAL_INTENTS or on_speaker(intent, slots or {})
 
     def commands(
         self, committed: IntentCommitted, deadline_ns: int = 0
@@ -132,8 +142,12 @@ class ActionRegistry:
             committed.intent, dict(committed.slots), None, "", committed.text,
             committed.utterance_id, deadline_ns,
         )  # fmt: skip
-        if self.is_local(committed.intent):
+        if committed.intent == "HassNevermind" and not self.local.timers.ringing():
+            return []  # "그만" stops a ringing alarm; otherwise it does nothing
+        if committed.intent in LOCAL_INTENTS:
             return [("local", base)]
+        if on_speaker(committed.intent, committed.slots):
+            return [("speaker", base)]
         if not is_command(committed.intent):
             log.info("%s asks, it does not act: nothing is sent", committed.intent)
             return []

@@ -64,3 +64,19 @@ def say_duration(seconds: int, language: str = "ko") -> str:
         return " ".join(said) or "0 seconds"
     said = [f"{sino(n)} {unit}" for n, unit, _ in parts if n]
     return " ".join(said) or "영 초"
+
+
+def say_clock(at: datetime, now: datetime, language: str = "ko") -> str:
+    """When an alarm rings, from `now`: "내일 오전 일곱 시 삼십 분" / "tomorrow 7:30 AM"."""
+    days = (at.date() - now.date()).days
+    if language == "en":
+        day = {0: "", 1: "tomorrow "}.get(days, f"{at.strftime('%A')} ")
+        return f"{day}{at.strftime('%-I:%M %p')}"
+    day = {0: "", 1: "내일 ", 2: "모레 "}.get(days, f"{_WEEKDAYS_KO[at.weekday()]} ")
+    half = "오전" if at.hour < 12 else "오후"
+    words = f"{day}{half} {_NATIVE_HOURS[at.hour % 12]} 시"
+    if at.minute == 30:
+        words += " 반"
+    elif at.minute:
+        words += f" {sino(at.minute)} 분"
+    return words

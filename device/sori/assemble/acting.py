@@ -4,6 +4,9 @@ and the action registry; and what a reload may not change about them."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
 
 from sori.actions import ActionRegistry, LocalHandler, Route, Timers
 from sori.actions.base import Handler
@@ -19,8 +22,17 @@ def used_handlers(config: Config) -> set[str]:
 def build_handlers(config: Config) -> dict[str, Handler]:
     """Every handler some device uses (plus the dry run), connected lazily."""
     from sori.actions.dry_run import DryRunHandler
+    from sori.actions.speaker import Mixer, SpeakerHandler
 
-    handlers: dict[str, Handler] = {"dry_run": DryRunHandler()}
+    sp = config.speaker
+    handlers: dict[str, Handler] = {
+        "dry_run": DryRunHandler(),
+        "speaker": SpeakerHandler(
+            Mixer(sp.mixer_device, sp.mixer_control, sp.amixer),
+            sp.volume_step,
+            config.intents.language,
+        ),
+    }
     used = used_handlers(config)
     timeout = config.actions.timeout_s
     if "mqtt" in used:
@@ -50,6 +62,34 @@ def build_handlers(config: Config) -> dict[str, Handler]:
     return handlers
 
 
+def wall_clock(config: Config) -> Callable[[], datetime]:
+    """The time now in [alarms] time_zone (the system's zone when empty)."""
+    from sori.actions.clock_times import zone
+
+    tz = zone(config.alarms.time_zone)
+    if tz is None:
+        return lambda: datetime.now().astimezone()
+    return lambda: datetime.now(tz)
+
+
+def timers_file(config: Config) -> Path:
+    """Where timers and alarms are kept: [alarms] state_file, else systemd's state
+    directory, else ~/.local/state/sori."""
+    if config.alarms.state_file:
+        return Path(config.alarms.state_file).expanduser()
+    state = os.environ.get("STATE_DIRECTORY", "").split(":")[0]
+    folder = Path(state) if state else Path("~/.local/state/sori").expanduser()
+    return folder / "timers.json"
+
+
+def build_timers(config: Config) -> Timers:
+    """Timers and alarms read back from disk; missed ones wait in `Timers.missed`."""
+    a = config.alarms
+    timers = Timers(path=timers_file(config), ring_max_s=a.ring_max_s, ring_every_s=a.ring_every_s)
+    timers.load()
+    return timers
+
+
 def routes(config: Config) -> dict[str, Route]:
     return {d.id: Route(d.handler, d.topic) for d in config.home.devices}
 
@@ -60,7 +100,7 @@ def build_registry(
     return ActionRegistry(
         home,
         handlers,
-        LocalHandler(timers, config.intents.language),
+        LocalHandler(timers, config.intents.language, wall_clock(config)),
         routes(config),
         config.actions.default_handler,
         config.actions.timeout_s,

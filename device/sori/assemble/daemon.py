@@ -6,11 +6,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from sori.actions import Timers
 from sori.assemble.acting import (
     HANDLER_SECTIONS,
     build_handlers,
     build_registry,
+    build_timers,
     handler_changes,
     routes,
 )
@@ -47,7 +47,7 @@ def build_daemon(
     said = replies(config.intents.language)
     if config.tts.cache:
         cache.warm([*said.values(), *config.tts.warm])
-    timers = Timers()
+    timers = build_timers(config)
     registry = build_registry(config, home, timers, clock, build_handlers(config))
     player = Player(build_sink(output), cache, clock)
     thinker, closers, stoppers, threads = (

@@ -23,6 +23,8 @@ REPLIES = {
         "not_understood": "죄송해요, 잘 모르겠어요.",
         "failed": "죄송해요, 문제가 생겼어요.",
         "timer_done": "타이머가 끝났어요.",
+        "alarm_rings": "알람이 울려요. 그만이라고 말하면 꺼져요.",
+        "missed": "꺼져 있는 동안 타이머나 알람 {n}개가 지나갔어요.",
     },
     "en": {
         "ack": "Okay.",
@@ -31,6 +33,8 @@ REPLIES = {
         "not_understood": "Sorry, I did not understand.",
         "failed": "Sorry, something went wrong.",
         "timer_done": "Your timer is done.",
+        "alarm_rings": "Your alarm is ringing. Say stop to end it.",
+        "missed": "{n} timers or alarms went off while I was off.",
     },
 }
 """The speaker's own fixed replies, per language; cached at start."""

@@ -106,6 +106,7 @@ async def serve(
         if not await _first(building, stopping):
             return 0
         daemon = building.result()
+        daemon.start()
         loop.add_signal_handler(signal.SIGHUP, lambda: daemon.spawn(daemon.reload()))
         api = HttpApi(daemon, bind, config.http, token) if bind else None
         if api is not None:
@@ -166,6 +167,7 @@ async def _shut_down(
         await asyncio.wait([building], timeout=left())
         if building.done() and not building.cancelled() and building.exception() is None:
             daemon = building.result()
+        daemon.start()
     unfinished: list[str] = []
     if source is not None:
         source.close()

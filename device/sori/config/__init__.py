@@ -22,9 +22,11 @@ from typing import Any
 from sori.config.schema import build, check_depth
 from sori.config.sections import (
     ActionsConfig,
+    AlarmsConfig,
     AreaConfig,
     AudioConfig,
     CommitConfig,
+    ConversationConfig,
     DaemonConfig,
     DeviceConfig,
     EdgeConfig,
@@ -41,6 +43,7 @@ from sori.config.sections import (
     RouterConfig,
     ShellConfig,
     SherpaConfig,
+    SpeakerConfig,
     SttConfig,
     TtsConfig,
     VadConfig,
@@ -52,10 +55,12 @@ from sori.errors import ConfigError
 
 __all__ = [
     "ActionsConfig",
+    "AlarmsConfig",
     "AreaConfig",
     "AudioConfig",
     "CommitConfig",
     "Config",
+    "ConversationConfig",
     "DaemonConfig",
     "DeviceConfig",
     "EXAMPLE_CONFIG",
@@ -74,6 +79,7 @@ __all__ = [
     "SEARCH_PATHS",
     "ShellConfig",
     "SherpaConfig",
+    "SpeakerConfig",
     "SttConfig",
     "TtsConfig",
     "VadConfig",
@@ -123,6 +129,12 @@ class Config:
     """The local HTTP API of `sori run`."""
     daemon: DaemonConfig = field(default_factory=DaemonConfig)
     """The `sori run` service: barge-in, logging."""
+    speaker: SpeakerConfig = field(default_factory=SpeakerConfig)
+    """The speaker's own volume and mute (ALSA mixer)."""
+    alarms: AlarmsConfig = field(default_factory=AlarmsConfig)
+    """Timers and alarms: time zone, where they are kept, how long they ring."""
+    conversation: ConversationConfig = field(default_factory=ConversationConfig)
+    """Follow-ups: how long a command stays the context of the next turn."""
     source: str = ""
     """Path of the file this config came from; empty for the embedded defaults."""
 

@@ -459,3 +459,36 @@ class DaemonConfig:
     turns are cancelled and handlers closed within it; work still running then is left to
     the kernel (the process exits at once). At most 15, below the unit's TimeoutStopSec
     (20 s)."""
+
+
+@dataclass(frozen=True)
+class SpeakerConfig:
+    mixer_device: str = "default"
+    """ALSA mixer device of the speaker's own output (`amixer -D`), e.g. "default" or
+    "hw:1"; `amixer -D DEVICE scontrols` lists its controls."""
+    mixer_control: str = "Master"
+    """ALSA simple control that sets the speaker's volume ("Master", "PCM", "Speaker")."""
+    volume_step: int = ranged(10, 1, 50)
+    """How far "볼륨 올려줘" / "낮춰줘" moves the volume, in percent; "조금만" moves half."""
+    amixer: str = "amixer"
+    """The amixer program (alsa-utils), a name on PATH or an absolute path."""
+
+
+@dataclass(frozen=True)
+class AlarmsConfig:
+    time_zone: str = ""
+    """IANA time zone alarms are set in ("Asia/Seoul"); empty: the system's local zone."""
+    state_file: str = ""
+    """JSON file keeping timers and alarms across restarts; empty: timers.json in
+    $STATE_DIRECTORY (systemd's StateDirectory, /var/lib/sori) or ~/.local/state/sori."""
+    ring_max_s: float = ranged(60.0, 5, 3600)
+    """A ringing timer or alarm stops by itself after this many seconds."""
+    ring_every_s: float = ranged(5.0, 1, 60)
+    """Seconds between two rings while it rings."""
+
+
+@dataclass(frozen=True)
+class ConversationConfig:
+    context_s: float = ranged(8.0, 0, 120)
+    """For this many seconds after a command, a follow-up ("안방도", "다시 켜줘", "그거
+    꺼줘", "더 밝게") acts on its intent and targets; 0 turns follow-ups off."""

@@ -17,9 +17,12 @@ NATIVE_ONES = {"하나": 1, "한": 1, "둘": 2, "두": 2, "셋": 3, "세": 3, "�
                "넉": 4, "다섯": 5, "여섯": 6, "일곱": 7, "여덟": 8, "아홉": 9}  # fmt: skip
 
 # Units after which a spoken number is converted. "퍼센트"/"프로"/"%" all become "%".
-UNITS = ("시간", "퍼센트", "프로", "%", "도", "분", "초", "단계", "개")
+# "시" (o'clock) comes after "시간" so that 세 시간 stays hours.
+UNITS = ("시간", "퍼센트", "프로", "%", "도", "분", "초", "단계", "개", "시")
 # Single-syllable numeral + unit written together that are ordinary words instead.
-_WORDS_NOT_NUMBERS = frozenset("구분 일분 이분 사분 일초 이초 이도 오도 사도 일개 이개".split())
+_WORDS_NOT_NUMBERS = frozenset(
+    "구분 일분 이분 사분 일초 이초 이도 오도 사도 일개 이개 일시 이시 사시 오시 구시 칠시".split()
+)
 
 _SINO = "[영공일이삼사오육륙칠팔구십백천만]"
 _NATIVE = "|".join(
@@ -39,6 +42,7 @@ _BARE_SINO = re.compile(
 _NEGATIVE = re.compile(r"(?<![가-힣])(?:마이너스|영하) ?(?=\d)")
 _HALF_HOUR = re.compile(r"(\d+) ?시간 ?반")
 _HALF_MINUTE = re.compile(r"(\d+) ?분 ?반")
+_HALF_PAST = re.compile(r"(\d+) ?시 ?반")  # 6시 반: half past six
 
 _EN_ONES = {
     word: i
@@ -141,5 +145,6 @@ def digits_for_numbers(text: str) -> str:
     text = _BARE_SINO.sub(_bare_sino, text)
     text = _HALF_HOUR.sub(r"\1시간 30분", text)
     text = _HALF_MINUTE.sub(r"\1분 30초", text)
+    text = _HALF_PAST.sub(r"\1시 30분", text)
     text = _EN_NUMBER.sub(lambda m: str(english_value(m.group(0))), text)
     return _NEGATIVE.sub("-", text)
