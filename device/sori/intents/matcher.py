@@ -127,10 +127,6 @@ def match_fuzzy(
     take one edit however short it and its heard word are, provided that edit is the only
     one in the utterance (every noun was heard exactly) and the heard predicate is not a
     command verb itself (`verbs`: 켜 is never edited into 꺼). 거줘 → 꺼줘, 켜져 → 켜줘.
-
-    The word right after a number is its unit, and the unit gives the number its meaning
-    (7시 is a clock time, 7시간 a duration, 25도 a temperature, 25분 minutes): it is never
-    edited, so a fuzzy match cannot turn one intent's number into another's.
     """
     found: list[Candidate] = []
     if heard is None:
@@ -145,7 +141,7 @@ def match_fuzzy(
     # left, predicate licence); many trie nodes ask the same question.
     list_hits: dict[tuple[int, int, float, bool], list[tuple[int, ListValue, float]]] = {}
     particles: dict[int, list[int]] = {}
-    best: dict[tuple[int, int, int, bool, bool], float] = {}
+    best: dict[tuple[int, int, int, bool], float] = {}
     end_of_text = len(text)
     predicates = verbs is not None
 
@@ -166,13 +162,11 @@ def match_fuzzy(
         edits: int,
         start: int,
         loose: bool,
-        unit: bool = False,
     ) -> None:
         # depth: characters of the current template word matched so far; edits: edits
         # inside it; start: where in `text` it began; loose: its edit stands on the
-        # predicate licence alone (the only edit so far, in a short word); unit: the word
-        # follows a number, so it takes no edit.
-        key = (id(node), pos, edits, loose, unit)
+        # predicate licence alone (the only edit so far, in a short word).
+        key = (id(node), pos, edits, loose)
         seen = best.get(key)
         if (seen is not None and cost >= seen + AMBIGUITY_MARGIN) or len(found) >= MAX_CANDIDATES:
             return
@@ -187,7 +181,7 @@ def match_fuzzy(
             if pos == end_of_text and closes:
                 found.extend(Candidate(t, captures, cost, 0) for t in node.ends)
         spoken = text[pos] if pos < end_of_text else None
-        may_edit = edits < MAX_WORD_EDITS and not unit
+        may_edit = edits < MAX_WORD_EDITS
         # An edit outside the general licence may still be the predicate's only edit.
         may_loose = predicates and not cost
         # A dropped syllable is charged to the heard word it was dropped from (the one
@@ -199,7 +193,7 @@ def match_fuzzy(
             # the loop below would make, without visiting every edge).
             child = node.chars.get(spoken) if spoken is not None else None
             if child is not None:
-                walk(child, pos + 1, captures, cost, depth + 1, edits, start, loose, unit)
+                walk(child, pos + 1, captures, cost, depth + 1, edits, start, loose)
         else:
             edges = node.edges
             if edges is None:
@@ -214,7 +208,7 @@ def match_fuzzy(
                 edges = [edges[i] for i in near_positions(node.near, keys[pos])]
             for char, child, char_is_hangul in edges:
                 if char == spoken:
-                    walk(child, pos + 1, captures, cost, depth + 1, edits, start, loose, unit)
+                    walk(child, pos + 1, captures, cost, depth + 1, edits, start, loose)
                     continue
                 if not char_is_hangul:
                     continue
@@ -269,7 +263,7 @@ def match_fuzzy(
             elif slot_list is not None and slot_list.kind == "range":
                 for end, value in slot_list.matches(text, pos):
                     capture = Capture(ref.slot_name, value, pos, end, "range")
-                    walk(child, end, (*captures, capture), cost, 0, 0, end, False, True)
+                    walk(child, end, (*captures, capture), cost, 0, 0, end, False)
 
     walk(root, 0, (), 0.0, 0, 0, 0, False)
     return found
