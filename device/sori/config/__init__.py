@@ -41,6 +41,7 @@ from sori.config.sections import (
     RouterConfig,
     ShellConfig,
     SherpaConfig,
+    StateConfig,
     SttConfig,
     TtsConfig,
     VadConfig,
@@ -74,6 +75,7 @@ __all__ = [
     "SEARCH_PATHS",
     "ShellConfig",
     "SherpaConfig",
+    "StateConfig",
     "SttConfig",
     "TtsConfig",
     "VadConfig",
@@ -115,6 +117,8 @@ class Config:
     """MQTT broker for the "mqtt" handler."""
     home_assistant: HomeAssistantConfig = field(default_factory=HomeAssistantConfig)
     """Home Assistant REST API for the "home_assistant" handler."""
+    state: StateConfig = field(default_factory=StateConfig)
+    """Where questions are answered from: MQTT state topics or Home Assistant's states."""
     webhook: WebhookConfig = field(default_factory=WebhookConfig)
     """HTTP webhook for the "webhook" handler."""
     shell: ShellConfig = field(default_factory=ShellConfig)
