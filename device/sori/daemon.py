@@ -37,6 +37,7 @@ from sori.events import (
     UtteranceHeard,
 )
 from sori.metrics import Metrics
+from sori.multi_command import Plan, carry_out, plan
 from sori.playback import Player, Spoken
 
 log = logging.getLogger(__name__)
@@ -149,6 +150,9 @@ class Daemon:
         understood = self.clock.now_ns()
         stages = {"understand": understood - started}
         if found is None:
+            several = plan(self.understanding, text)
+            if several is not None:
+                return await self.multi_turn(several, uid, started, stages)
             self.emit(IntentNotRecognized(understood, uid, text))
             return await self.think_turn(text, uid, started, stages)
         committed = IntentCommitted(
@@ -172,6 +176,27 @@ class Daemon:
         return self._finish(
             uid, committed.text, committed.intent, committed.slots, "preset",
             [spoken], actions, committed.t_ns, started_ns, stages, error,
+        )  # fmt: skip
+
+    async def multi_turn(
+        self, several: Plan, uid: int, started_ns: int, stages: dict[str, int] | None = None
+    ) -> dict[str, Any]:
+        """Several commands in one sentence: each part in order, one reply after all."""
+        stages = dict(stages or {})
+        began = self.clock.now_ns()
+        tone = "error" if self.earcon else ""
+        done = await carry_out(several, uid, self.clock.now_ns, self.outcome, self.emit, tone)
+        stages["act"] = self.clock.now_ns() - began
+        spoken = await self.player.say(done.reply, uid, done.tone)
+        parts = [
+            {"text": p.piece.said, "intent": p.match.intent if p.match else None,
+             "slots": dict(p.match.slots) if p.match else {}}
+            for p in several.parts
+        ]  # fmt: skip
+        error = "; ".join(f"{a.target or a.handler}: {a.detail}" for a in done.actions if not a.ok)
+        return self._finish(
+            uid, several.text, "+".join(done.intents), {"parts": parts}, "preset",
+            [spoken], done.actions, began, started_ns, stages, error,
         )  # fmt: skip
 
     async def outcome(self, committed: IntentCommitted) -> tuple[list[ActionFinished], str, str]:
@@ -333,7 +358,11 @@ class Daemon:
             if event.replacement is not None:
                 self.spawn(self.command_turn(event.replacement, event.t_ns))
         elif isinstance(event, IntentNotRecognized) and event.text.strip():
-            self.spawn(self.think_turn(event.text, event.utterance_id, event.t_ns))
+            several = plan(self.understanding, event.text)
+            if several is not None:
+                self.spawn(self.multi_turn(several, event.utterance_id, event.t_ns))
+            else:
+                self.spawn(self.think_turn(event.text, event.utterance_id, event.t_ns))
 
     async def listen(self, events: AsyncIterator[Event]) -> None:
         """Consume hearing events until the source ends, then let open turns finish."""
