@@ -29,6 +29,8 @@ def test_a_stem_takes_the_request_form_a_sentence_ends_in(stem, form):
         ("거실 불 켜고 나서 커튼 닫아줘", ["거실 불 켜", "커튼 닫아줘"]),
         ("티비 끄고, 불 다 끄고 커튼 닫아", ["티비 꺼", "불 다 꺼", "커튼 닫아"]),
         ("공기청정기 정지하고 창문 열어", ["공기청정기 정지해", "창문 열어"]),
+        ("turn on the light and close the curtains", ["turn on the light", "close the curtains"]),
+        ("turn off the fan and then lock the door", ["turn off the fan", "lock the door"]),
     ],
 )
 def test_commands_are_cut_at_connectives(text, parts):
@@ -37,7 +39,14 @@ def test_commands_are_cut_at_connectives(text, parts):
 
 @pytest.mark.parametrize(
     "text",
-    ["창고 불 켜줘", "냉장고 온도 알려줘", "불 켜고 싶어", "티비 보고 있어", "거실 불 켜고"],
+    [
+        "창고 불 켜줘",
+        "냉장고 온도 알려줘",
+        "불 켜고 싶어",
+        "티비 보고 있어",
+        "거실 불 켜고",
+        "turn on the kitchen and living room lights",
+    ],
 )
 def test_a_noun_or_an_auxiliary_is_no_connective(text):
     assert [p.text for p in split_commands(text)] == [text]

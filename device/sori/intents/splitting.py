@@ -7,6 +7,9 @@ of a sentence (끄고 → 꺼, 닫고 → 닫아, 올리고 → 올려, 하고 �
 matched exactly as if it had been said alone. Whether a part is a command is the
 matcher's call, not this module's: splitting only proposes.
 
+English joins them with "and" or "then" before a verb ("turn on the light and close the
+curtains"); an "and" between nouns ("the kitchen and living room lights") is no cut.
+
 Not a connective: a first word (창고, 냉장고 are nouns), a -고 followed by an auxiliary
 (켜고 싶어, 켜고 있어: one wish or state, not two commands).
 """
@@ -26,6 +29,15 @@ AUXILIARY_STARTS = ("싶", "있", "계", "말", "나면", "보니", "해도", "�
 
 _AFTER = frozenset({"나서", "나서는", "난", "난뒤", "난후"})
 """Words after a -고 that only say "after that" (켜고 나서 ...); dropped with it."""
+
+ENGLISH_JOINS = frozenset({"and", "then"})
+"""English words that join two commands when a verb follows."""
+
+ENGLISH_VERBS = frozenset(
+    {"turn", "switch", "set", "open", "close", "shut", "lock", "unlock", "start", "stop",
+     "pause", "resume", "dim", "raise", "lower", "make", "put", "play", "cancel"}
+)  # fmt: skip
+"""Verbs an English command starts with."""
 
 _PUNCTUATION = re.compile(r"[,.!?;·…]+")
 
@@ -91,7 +103,17 @@ def split_commands(text: str) -> list[Piece]:
     while i < len(words):
         word = words[i]
         following = words[i + 1] if i + 1 < len(words) else None
-        if word in CONNECTIVE_WORDS and current:
+        if word.lower() in ENGLISH_JOINS and following is not None:
+            if following.lower() == "then" and i + 2 < len(words):
+                following = words[i + 2]
+                i += 1
+            if current and following.lower() in ENGLISH_VERBS:
+                pieces.append(Piece(" ".join(current), " ".join(said)))
+                current, said = [], []
+            else:
+                current.append(word)
+                said.append(word)
+        elif word in CONNECTIVE_WORDS and current:
             pieces.append(Piece(" ".join(current), " ".join(said)))
             current, said = [], []
         elif current and _is_connective(word, following):
