@@ -11,7 +11,7 @@ import pytest
 from aiohttp import web
 
 from broker import Subscriber
-from daemon_kit import build
+from daemon_kit import ENGLISH_HOME, build
 from sori.home import Area, Device, Home
 from sori.intent_kinds import QUERY, kind_of
 from sori.state import answering_devices
@@ -277,3 +277,30 @@ def test_an_unreachable_broker_is_said_in_one_sentence(tmp_path):
     daemon = build(config_file(tmp_path, extra), tmp_path / "r.wav")
     turn = asyncio.run(run(daemon, daemon.say("거실 불 켜져 있어?")))
     assert turn["response"] == "거실 조명 상태를 읽어 오지 못했으니 연결을 확인해 주세요."
+
+
+def test_english_questions_are_answered_from_state(tmp_path, mosquitto, retained):
+    path = tmp_path / "sori.toml"
+    path.write_text(ENGLISH_HOME + f'\n[mqtt]\nurl = "{mosquitto}"\n', encoding="utf-8")
+    daemon = build(path, tmp_path / "r.wav")
+
+    async def turns():
+        return [
+            await daemon.say(text)
+            for text in (
+                "what is the temperature in the living room",
+                "what is the temperature in the bedroom",
+                "is the living room light on",
+                "is the front door locked",
+                "what's the weather like",
+            )
+        ]
+
+    answered = [t["response"] for t in asyncio.run(run(daemon, turns()))]
+    assert answered == [
+        "It is 23.5 degrees in the living room.",
+        "It is 26 degrees in the bedroom.",
+        "Yes. The living room light is on.",
+        "No. The front door is unlocked.",
+        "I have no source to tell the weather.",
+    ]

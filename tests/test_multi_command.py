@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from daemon_kit import build, write_config
+from daemon_kit import ENGLISH_HOME, build, write_config
 
 CURTAIN = """
 [[home.devices]]
@@ -71,3 +71,15 @@ def test_a_failed_part_is_named_and_the_other_still_done(tmp_path, mosquitto, su
     assert subscriber.next() == ("sori/light/living_room/set", "ON")
     assert [a["ok"] for a in turn["actions"]] == [False, True]
     assert turn["response"] == "죄송해요, 다락 선풍기는 제어하지 못했어요. 거실 조명을 켰어요."
+
+
+def test_english_commands_joined_by_and_are_acted_on_in_order(tmp_path, mosquitto, subscriber):
+    path = tmp_path / "sori.toml"
+    path.write_text(ENGLISH_HOME + f'\n[mqtt]\nurl = "{mosquitto}"\n', encoding="utf-8")
+    daemon = build(path, tmp_path / "reply.wav")
+    text = "turn off the living room lights and then turn on the living room lights"
+    turn = asyncio.run(closing(daemon, daemon.say(text)))
+    assert subscriber.next() == ("sori/light/living_room/set", "OFF")
+    assert subscriber.next() == ("sori/light/living_room/set", "ON")
+    said = "Turned off the living room lights. Turned on the living room lights."
+    assert turn["response"] == said

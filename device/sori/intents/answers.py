@@ -165,7 +165,7 @@ def subject(language: str, intent: str, slots: dict) -> str:
 def no_source(language: str, what: str) -> str:
     """No state source is configured for it."""
     if language == "en":
-        return f"I have no source to tell {what}; set [state] in the configuration."
+        return f"I have no source to tell {what}."
     return f"{josa(what, '을/를')} 알려 줄 곳이 설정돼 있지 않아요."
 
 
