@@ -38,6 +38,48 @@ thinking = false
 """
 
 
+# An English home on MQTT, for English questions and commands.
+ENGLISH_HOME = """
+[intents]
+language = "en"
+home_assistant = true
+
+[home]
+area = "living_room"
+areas = [{ id = "living_room", name = "living room" }, { id = "bedroom", name = "bedroom" }]
+
+[[home.devices]]
+id = "light.living_room"
+name = "living room light"
+area = "living_room"
+
+[[home.devices]]
+id = "climate.bedroom"
+name = "bedroom thermostat"
+area = "bedroom"
+
+[[home.devices]]
+id = "sensor.living_room_temperature"
+name = "living room thermometer"
+area = "living_room"
+device_class = "temperature"
+
+[[home.devices]]
+id = "lock.front_door"
+name = "front door"
+
+[tts]
+backend = "espeak"
+
+[daemon]
+log_format = "text"
+thinking = false
+
+[actions]
+default_handler = "mqtt"
+"""
+
+
 def write_config(folder: Path, mqtt_url: str, extra: str = "") -> Path:
     path = folder / "sori.toml"
     path.write_text(HOME_TOML + f'\n[mqtt]\nurl = "{mqtt_url}"\n' + extra, encoding="utf-8")

@@ -102,7 +102,7 @@ def test_broker_down_is_spoken_and_logged_and_the_daemon_goes_on(tmp_path, caplo
     failed, after = asyncio.run(closing(daemon, two_turns()))
     assert failed["actions"][0]["ok"] is False
     assert "not reachable" in failed["actions"][0]["detail"]
-    assert failed["response"].endswith("죄송해요, 기기를 제어하지 못했어요.")
+    assert failed["response"] == "죄송해요, 기기를 제어하지 못했어요."
     assert failed["error"]
     assert any("not reachable" in r.getMessage() for r in caplog.records)
     assert after["actions"][0]["ok"] and not after["error"]
@@ -154,8 +154,8 @@ commands = {{ "*" = ["{sleep}", "60"] }}
     assert time.monotonic() - started < 20
     assert turn["actions"][0]["handler"] == "shell"
     assert "took over 0.5 s" in turn["actions"][0]["detail"]
-    assert turn["response"].startswith("에어컨")
-    assert turn["response"].endswith("제어하지 못했어요.")
+    # only what failed is said: never "에어컨을 켰어요" before the apology
+    assert turn["response"] == "죄송해요, 기기를 제어하지 못했어요."
 
 
 class SlowSpeaker:
@@ -341,3 +341,28 @@ def test_a_spoken_turn_traces_its_hearing_stages_too(tmp_path, mosquitto, caplog
     assert traced["hear_stt"] == 30.0 and traced["hear_audio"] == 900.0
     assert traced["speech_end_to_commit"] == 50.0
     assert "first_audio" in traced and "act" in traced
+
+
+def test_a_reply_is_spoken_only_after_its_action_ended(tmp_path, mosquitto):
+    sleep = shutil.which("sleep")  # an action that takes 0.4 s, then succeeds
+    extra = f"""
+[actions]
+default_handler = "shell"
+
+[shell]
+allow = ["{sleep}"]
+commands = {{ "*" = ["{sleep}", "0.4"] }}
+"""
+    config = write_config(tmp_path, mosquitto, extra)
+    config.write_text(config.read_text().replace('handler = "mqtt"', 'handler = ""'))
+    daemon = build(config, tmp_path / "reply.wav")
+    events = daemon.subscribe()
+    turn = asyncio.run(closing(daemon, daemon.say("거실 불 켜줘")))
+    seen = []
+    while not events.empty():
+        seen.append(events.get_nowait())
+    kinds = [e["type"] for e in seen]
+    acted, played = kinds.index("ActionFinished"), kinds.index("PlaybackStarted")
+    assert seen[acted]["ok"] and acted < played
+    assert seen[acted]["t_ns"] <= seen[played]["t_ns"]
+    assert turn["response"] == seen[played]["text"] == "거실 조명을 켰어요"

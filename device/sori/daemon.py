@@ -1,8 +1,10 @@
 """The daemon behind `sori run`: hearing, understanding, actions and speech on one loop.
 
 Turns come from the microphone (or a file) through the hearing pipeline, or as text from
-the HTTP API. A preset command's reply starts at once from the fixed-reply cache while
-its action runs; a failed action is followed by the error earcon and a short apology.
+the HTTP API. A command's reply is spoken only once its action has ended: what was done
+when it succeeded, else (after the error earcon) what failed, never "done" and then
+"sorry". A question is answered from the home's state (`sori.answering`), and a
+sentence of several commands is acted on part by part (`sori.multi_command`).
 Text no preset understands goes to the language-model router when one is configured.
 Every stage emits events; metrics, the SSE stream and the per-turn trace line observe them.
 """
@@ -35,6 +37,7 @@ from sori.events import (
     UtteranceHeard,
 )
 from sori.metrics import Metrics
+from sori.multi_command import Plan, carry_out, plan
 from sori.playback import Player, Spoken
 
 log = logging.getLogger(__name__)
@@ -47,6 +50,14 @@ class Understanding(Protocol):
     """Preset understanding (`sori.intents.Presets`)."""
 
     def match(self, text: str) -> Any: ...
+
+
+class Answering(Protocol):
+    """Answers questions from the home's state (`sori.answering.Answerer`)."""
+
+    def answers(self, intent: str) -> bool: ...
+
+    async def answer(self, intent: str, slots: dict[str, Any]) -> str: ...
 
 
 class Thinker(Protocol):
@@ -68,6 +79,7 @@ class Daemon:
         timers: Timers,
         replies: dict[str, str],
         thinker: Thinker | None = None,
+        answerer: Answering | None = None,
         clock: Clock | None = None,
         metrics: Metrics | None = None,
         barge_in: bool = True,
@@ -79,6 +91,7 @@ class Daemon:
         self.timers = timers
         self.replies = replies
         self.thinker = thinker
+        self.answerer = answerer
         self.clock = clock or MonotonicClock()
         self.metrics = metrics or Metrics()
         self.barge_in = barge_in
@@ -137,6 +150,9 @@ class Daemon:
         understood = self.clock.now_ns()
         stages = {"understand": understood - started}
         if found is None:
+            several = plan(self.understanding, text)
+            if several is not None:
+                return await self.multi_turn(several, uid, started, stages)
             self.emit(IntentNotRecognized(understood, uid, text))
             return await self.think_turn(text, uid, started, stages)
         committed = IntentCommitted(
@@ -149,29 +165,51 @@ class Daemon:
     async def command_turn(
         self, committed: IntentCommitted, started_ns: int, stages: dict[str, int] | None = None
     ) -> dict[str, Any]:
-        """Act on a committed intent and speak its reply; failures are spoken after it."""
+        """Act on a committed intent (or answer it), then speak what happened."""
         stages = dict(stages or {})
         uid = committed.utterance_id
-        reply = committed.response or self.replies["ack"]
-        if self.registry.is_local(committed.intent, committed.slots):
-            actions = await self._act(committed)
-            reply = next((a.speech for a in actions if a.speech), reply)
-            spoken = await self.player.say(reply, uid)
-        else:
-            speaking = asyncio.create_task(self.player.say(reply, uid))
-            actions = await self._act(committed)
-            spoken = await speaking
-        stages["act"] = max((a.elapsed_ns for a in actions), default=0)
-        failed = [a for a in actions if not a.ok]
-        spoken_all = [spoken]
-        if failed:
-            tone = "error" if self.earcon else ""
-            spoken_all.append(await self.player.say(self._failure_reply(failed), uid, tone))
-        error = "; ".join(f"{a.target or a.handler}: {a.detail}" for a in failed)
+        began = self.clock.now_ns()
+        actions, reply, tone = await self.outcome(committed)
+        stages["act"] = self.clock.now_ns() - began
+        spoken = await self.player.say(reply, uid, tone)
+        error = "; ".join(f"{a.target or a.handler}: {a.detail}" for a in actions if not a.ok)
         return self._finish(
             uid, committed.text, committed.intent, committed.slots, "preset",
-            spoken_all, actions, committed.t_ns, started_ns, stages, error,
+            [spoken], actions, committed.t_ns, started_ns, stages, error,
         )  # fmt: skip
+
+    async def multi_turn(
+        self, several: Plan, uid: int, started_ns: int, stages: dict[str, int] | None = None
+    ) -> dict[str, Any]:
+        """Several commands in one sentence: each part in order, one reply after all."""
+        stages = dict(stages or {})
+        began = self.clock.now_ns()
+        tone = "error" if self.earcon else ""
+        done = await carry_out(several, uid, self.clock.now_ns, self.outcome, self.emit, tone)
+        stages["act"] = self.clock.now_ns() - began
+        spoken = await self.player.say(done.reply, uid, done.tone)
+        parts = [
+            {"text": p.piece.said, "intent": p.match.intent if p.match else None,
+             "slots": dict(p.match.slots) if p.match else {}}
+            for p in several.parts
+        ]  # fmt: skip
+        error = "; ".join(f"{a.target or a.handler}: {a.detail}" for a in done.actions if not a.ok)
+        return self._finish(
+            uid, several.text, "+".join(done.intents), {"parts": parts}, "preset",
+            [spoken], done.actions, began, started_ns, stages, error,
+        )  # fmt: skip
+
+    async def outcome(self, committed: IntentCommitted) -> tuple[list[ActionFinished], str, str]:
+        """(actions, reply, tone) of one intent: the action ends (or the question is
+        answered) before the reply is chosen, so a reply never claims what did not happen."""
+        if self.answerer is not None and self.answerer.answers(committed.intent):
+            return [], await self.answerer.answer(committed.intent, dict(committed.slots)), ""
+        actions = await self._act(committed)
+        failed = [a for a in actions if not a.ok]
+        if failed:
+            return actions, self._failure_reply(failed), "error" if self.earcon else ""
+        reply = next((a.speech for a in actions if a.speech), "")
+        return actions, reply or committed.response or self.replies["ack"], ""
 
     async def think_turn(
         self, text: str, uid: int, started_ns: int, stages: dict[str, int] | None = None
@@ -197,12 +235,8 @@ class Daemon:
                 if isinstance(event, AnswerSentence):
                     say(event.text)
                 elif isinstance(event, IntentCommitted):
-                    actions = await self._act(event)
-                    reply = next((a.speech for a in actions if a.speech), event.response)
-                    say(reply or self.replies["ack"])
-                    failed = [a for a in actions if not a.ok]
-                    if failed:
-                        say(self._failure_reply(failed), "error" if self.earcon else "")
+                    actions, reply, tone = await self.outcome(event)
+                    say(reply, tone)
                 elif isinstance(event, TurnRouted):
                     tier, intent, slots = event.tier, event.intent or "", dict(event.slots)
                     if event.ttft_ns is not None and tier == "edge":
@@ -335,7 +369,11 @@ class Daemon:
             if event.replacement is not None:
                 self.spawn(self.command_turn(event.replacement, event.t_ns))
         elif isinstance(event, IntentNotRecognized) and event.text.strip():
-            self.spawn(self.think_turn(event.text, event.utterance_id, event.t_ns))
+            several = plan(self.understanding, event.text)
+            if several is not None:
+                self.spawn(self.multi_turn(several, event.utterance_id, event.t_ns))
+            else:
+                self.spawn(self.think_turn(event.text, event.utterance_id, event.t_ns))
 
     async def listen(self, events: AsyncIterator[Event]) -> None:
         """Consume hearing events until the source ends, then let open turns finish."""

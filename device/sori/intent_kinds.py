@@ -67,6 +67,9 @@ KINDS: dict[str, str] = {
     "HassUnpauseTimer": COMMAND,
     "HassIncreaseTimer": COMMAND,
     "HassDecreaseTimer": COMMAND,
+    # commands: alarms at clock times, on the speaker
+    "SoriSetAlarm": COMMAND,
+    "SoriCancelAlarm": COMMAND,
 }
 """Kind of every known intent."""
 

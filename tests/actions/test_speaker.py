@@ -97,8 +97,6 @@ def test_the_speakers_volume_goes_to_the_speaker_and_a_tvs_to_the_tv(amixer):
         0, 2, "티비 볼륨 20", "HassSetVolume",
         {"volume_level": 20, "domain": "media_player", "name": "all"},
     )  # fmt: skip
-    assert registry.is_local(own.intent, own.slots)
-    assert not registry.is_local(tvs.intent, tvs.slots)
     first = asyncio.run(registry.act(own))
     assert [(a.handler, a.ok) for a in first] == [("speaker", True)]
     assert level(state) == (50, True)

@@ -126,11 +126,6 @@ class ActionRegistry:
         """Swap in a new home and device routes (SIGHUP); handlers stay connected."""
         self.home, self.routes = home, dict(routes)
 
-    @staticmethod
-    def is_local(intent: str, slots: Mapping[str, Any] | None = None) -> bool:
-        """Whether the speaker itself answers: timers, the time, and its own volume."""
-        return intent in LOCAL_INTENTS or on_speaker(intent, slots or {})
-
     def commands(
         self, committed: IntentCommitted, deadline_ns: int = 0
     ) -> list[tuple[str, Command]]:

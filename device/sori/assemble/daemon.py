@@ -15,6 +15,7 @@ from sori.assemble.acting import (
     routes,
 )
 from sori.assemble.speaking import build_sink, build_voice, replies, warm_later
+from sori.assemble.state import build_answerer, reload_answerer
 from sori.assemble.thinking import start_thinking
 from sori.assemble.understanding import Swappable, presets_from_config
 from sori.clock import Clock, MonotonicClock
@@ -49,6 +50,7 @@ def build_daemon(
         cache.warm([*said.values(), *config.tts.warm])
     timers = build_timers(config)
     registry = build_registry(config, home, timers, clock, build_handlers(config))
+    answerer = build_answerer(config, home)
     player = Player(build_sink(output), cache, clock)
     thinker, closers, stoppers, threads = (
         start_thinking(config, presets) if config.daemon.thinking else (None, [], [], [])
@@ -56,6 +58,7 @@ def build_daemon(
     daemon = Daemon(
         understanding=understanding,
         thinker=thinker,
+        answerer=answerer,
         registry=registry,
         player=player,
         timers=timers,
@@ -86,13 +89,14 @@ def build_daemon(
         new_presets = presets_from_config(new_config.intents, new_home)  # a bad pack raises
         understanding.current = new_presets
         registry.reload(new_home, routes(new_config))
+        reload_answerer(answerer, new_config, new_home)
         if new_config.tts.cache:
             warm_later(cache, new_presets, new_config.tts.cache_size)
         later = restart_sections(config, new_config)
         return f"restart to apply [{'], ['.join(later)}]" if later else ""
 
     daemon.reloader = reload
-    daemon.closers.extend(closers)
+    daemon.closers.extend([*closers, answerer.close])
     daemon.stoppers.extend([cache.stop_warming, *stoppers])
     daemon.threads.extend(threads)
     if config.tts.cache and warm_presets:

@@ -44,6 +44,7 @@ from sori.config.sections import (
     ShellConfig,
     SherpaConfig,
     SpeakerConfig,
+    StateConfig,
     SttConfig,
     TtsConfig,
     VadConfig,
@@ -80,6 +81,7 @@ __all__ = [
     "ShellConfig",
     "SherpaConfig",
     "SpeakerConfig",
+    "StateConfig",
     "SttConfig",
     "TtsConfig",
     "VadConfig",
@@ -121,6 +123,8 @@ class Config:
     """MQTT broker for the "mqtt" handler."""
     home_assistant: HomeAssistantConfig = field(default_factory=HomeAssistantConfig)
     """Home Assistant REST API for the "home_assistant" handler."""
+    state: StateConfig = field(default_factory=StateConfig)
+    """Where questions are answered from: MQTT state topics or Home Assistant's states."""
     webhook: WebhookConfig = field(default_factory=WebhookConfig)
     """HTTP webhook for the "webhook" handler."""
     shell: ShellConfig = field(default_factory=ShellConfig)

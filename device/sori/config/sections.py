@@ -40,6 +40,9 @@ class DeviceConfig:
     """Name of the action handler for this device ("mqtt", "home_assistant", ...)."""
     topic: str = ""
     """MQTT command topic override."""
+    state_topic: str = ""
+    """MQTT state topic override (where the device publishes its state, retained); empty
+    uses state.topic."""
 
 
 @dataclass(frozen=True)
@@ -389,6 +392,21 @@ class MqttConfig:
     protocol: str = ranged("5", choices=("5", "3.1.1"))
     """MQTT version: "5" (commands carry a message expiry: the seconds left to their
     deadline) or "3.1.1" for brokers without MQTT 5 (no expiry)."""
+
+
+@dataclass(frozen=True)
+class StateConfig:
+    source: str = ranged("auto", choices=("auto", "mqtt", "home_assistant", "none"))
+    """Where questions ("거실 온도 몇 도야") are answered from: "mqtt" (state topics),
+    "home_assistant" (its REST states API), "none" (the speaker says it has no source), or
+    "auto": each device from the source of its handler (mqtt or home_assistant; a device
+    with another handler has no source)."""
+    topic: str = "sori/{domain}/{object_id}/state"
+    """MQTT state topic template ({domain}, {object_id}, {entity_id}); devices may override
+    it (home.devices[].state_topic). Retained messages are read at start-up and followed."""
+    timeout_s: float = ranged(2.0, high=60, above=0)
+    """How long a question waits for the state (the broker's first messages, Home
+    Assistant's answer), in seconds."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,132 @@
+"""A sentence of several commands cut into commands that stand on their own:
+"거실 불 켜고 에어컨 꺼 줘" → "거실 불 켜", "에어컨 꺼 줘".
+
+Korean joins commands with the connective ending -고 (켜고, 끄고, 닫고, 정지하고) or the
+word 그리고. A part that ended in -고 is given the request form its verb takes at the end
+of a sentence (끄고 → 꺼, 닫고 → 닫아, 올리고 → 올려, 하고 → 해), so each part can be
+matched exactly as if it had been said alone. Whether a part is a command is the
+matcher's call, not this module's: splitting only proposes.
+
+English joins them with "and" or "then" before a verb ("turn on the light and close the
+curtains"); an "and" between nouns ("the kitchen and living room lights") is no cut.
+
+Not a connective: a first word (창고, 냉장고 are nouns), a -고 followed by an auxiliary
+(켜고 싶어, 켜고 있어: one wish or state, not two commands).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from sori.intents.jamo import is_hangul, split_syllable
+
+CONNECTIVE_WORDS = frozenset({"그리고", "그다음", "그다음에", "그리고나서"})
+"""Words that only join two commands; dropped."""
+
+AUXILIARY_STARTS = ("싶", "있", "계", "말", "나면", "보니", "해도", "싶어", "갈게", "올게")
+"""A -고 followed by a word starting so is one predicate (켜고 싶어, 켜고 있어), not two."""
+
+_AFTER = frozenset({"나서", "나서는", "난", "난뒤", "난후"})
+"""Words after a -고 that only say "after that" (켜고 나서 ...); dropped with it."""
+
+ENGLISH_JOINS = frozenset({"and", "then"})
+"""English words that join two commands when a verb follows."""
+
+ENGLISH_VERBS = frozenset(
+    {"turn", "switch", "set", "open", "close", "shut", "lock", "unlock", "start", "stop",
+     "pause", "resume", "dim", "raise", "lower", "make", "put", "play", "cancel"}
+)  # fmt: skip
+"""Verbs an English command starts with."""
+
+_PUNCTUATION = re.compile(r"[,.!?;·…]+")
+
+# Medial vowel indices of Hangul syllables (see sori.intents.jamo).
+_A, _AE, _EO, _E, _YEO, _O, _WA, _WAE, _OE = 0, 1, 4, 5, 6, 8, 9, 10, 11
+_U, _WO, _EU, _I = 13, 14, 18, 20
+_BRIGHT = frozenset({_A, _O})
+_RIEUL = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """One command of a sentence of several."""
+
+    text: str
+    """The command as it can be matched alone ("거실 불 켜")."""
+    said: str
+    """The words as the user said them ("거실 불 켜고")."""
+
+
+def _syllable(initial: int, vowel: int, final: int = 0) -> str:
+    return chr(0xAC00 + (initial * 21 + vowel) * 28 + final)
+
+
+def request_form(stem: str) -> str:
+    """A verb stem in the -아/-어 form a request ends in: 켜 → 켜, 끄 → 꺼, 닫 → 닫아,
+    올리 → 올려, 맞추 → 맞춰, 잠그 → 잠가, 누르 → 눌러, 하 → 해, 켜주 → 켜줘."""
+    if not stem or not is_hangul(stem[-1]):
+        return stem
+    if stem.endswith("하"):
+        return stem[:-1] + "해"
+    initial, vowel, final = split_syllable(stem[-1])
+    before = split_syllable(stem[-2]) if len(stem) > 1 and is_hangul(stem[-2]) else None
+    bright = before is not None and before[1] in _BRIGHT
+    if final:
+        return stem + ("아" if vowel in _BRIGHT else "어")
+    if vowel in (_A, _EO, _YEO, _AE, _E):
+        return stem
+    if vowel == _EU:
+        if stem[-1] == "르" and before is not None and not before[2]:
+            head = _syllable(before[0], before[1], _RIEUL)
+            return stem[:-2] + head + ("라" if bright else "러")
+        return stem[:-1] + _syllable(initial, _A if bright else _EO)
+    turned = {_O: _WA, _U: _WO, _I: _YEO, _OE: _WAE}.get(vowel)
+    if turned is None:
+        return stem
+    return stem[:-1] + _syllable(initial, turned)
+
+
+def _is_connective(word: str, following: str | None) -> bool:
+    if len(word) < 2 or not word.endswith("고") or not is_hangul(word[-2]):
+        return False
+    return following is not None and not following.startswith(AUXILIARY_STARTS)
+
+
+def split_commands(text: str) -> list[Piece]:
+    """The commands of `text` in the order said; one piece when it holds one command."""
+    words = _PUNCTUATION.sub(" ", text).split()
+    pieces: list[Piece] = []
+    current: list[str] = []
+    said: list[str] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        following = words[i + 1] if i + 1 < len(words) else None
+        if word.lower() in ENGLISH_JOINS and following is not None:
+            if following.lower() == "then" and i + 2 < len(words):
+                following = words[i + 2]
+                i += 1
+            if current and following.lower() in ENGLISH_VERBS:
+                pieces.append(Piece(" ".join(current), " ".join(said)))
+                current, said = [], []
+            else:
+                current.append(word)
+                said.append(word)
+        elif word in CONNECTIVE_WORDS and current:
+            pieces.append(Piece(" ".join(current), " ".join(said)))
+            current, said = [], []
+        elif current and _is_connective(word, following):
+            current.append(request_form(word[:-1]))
+            said.append(word)
+            pieces.append(Piece(" ".join(current), " ".join(said)))
+            current, said = [], []
+            while i + 1 < len(words) and words[i + 1] in _AFTER:
+                i += 1
+        else:
+            current.append(word)
+            said.append(word)
+        i += 1
+    if current:
+        pieces.append(Piece(" ".join(current), " ".join(said)))
+    return pieces

@@ -1,0 +1,138 @@
+"""Several commands in one sentence ("거실 불 켜고 에어컨 꺼 줘"): each part matched on its
+own, acted on in order, and one reply for all of them.
+
+Turn logic (floor 3). A sentence no preset understands as a whole is cut at its
+connectives (`sori.intents.splitting`). When every part matches, the parts are carried
+out one after the other, each only after the one before has ended; the reply says what
+each did, or what failed. When some part does not match on its own, nothing at all is
+done and the reply says which words were not understood: half a request carried out is
+worse than none. A part that cancels ("아 됐어") cancels the whole sentence.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sori.events import ActionFinished, Event, IntentCommitted
+from sori.intent_kinds import NOTHING, kind_of
+from sori.intents.korean import josa
+from sori.intents.responses import target_en, target_ko
+from sori.intents.splitting import Piece, split_commands
+
+log = logging.getLogger(__name__)
+
+Outcome = Callable[[IntentCommitted], Awaitable[tuple[list[ActionFinished], str, str]]]
+"""Acts on one committed intent and gives (actions, reply, tone): `Daemon.outcome`."""
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One command of the sentence and what it matched (None: nothing)."""
+
+    piece: Piece
+    """Its words: as matched, and as said."""
+    match: Any | None
+    """The preset match (`sori.intents.IntentMatch`), or None."""
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A sentence of several commands, matched part by part."""
+
+    text: str
+    """The whole sentence."""
+    parts: tuple[Part, ...]
+    """Its parts in the order said."""
+    language: str = "ko"
+    """Language of the replies."""
+
+    @property
+    def unmatched(self) -> list[Part]:
+        return [p for p in self.parts if p.match is None]
+
+    @property
+    def cancelled(self) -> bool:
+        """Some part takes the request back ("아 됐어", HassNevermind)."""
+        return any(p.match is not None and kind_of(p.match.intent) == NOTHING for p in self.parts)
+
+
+@dataclass
+class Done:
+    """What carrying out a plan did."""
+
+    actions: list[ActionFinished] = field(default_factory=list)
+    """Every action of every part, in order."""
+    reply: str = ""
+    """The one reply for the whole sentence."""
+    tone: str = ""
+    """"error" when some part failed."""
+    intents: list[str] = field(default_factory=list)
+    """The intent of each part carried out."""
+
+
+def plan(understanding: Any, text: str) -> Plan | None:
+    """The sentence as several commands, or None when it is not (one part, or no part
+    that matches: then it is no command list, and goes where unmatched text goes)."""
+    pieces = split_commands(text)
+    if len(pieces) < 2:
+        return None
+    parts = tuple(Part(piece, understanding.match(piece.text)) for piece in pieces)
+    if all(p.match is None for p in parts):
+        return None
+    return Plan(text, parts, getattr(understanding, "language", "ko"))
+
+
+async def carry_out(
+    plan: Plan,
+    utterance_id: int,
+    now_ns: Callable[[], int],
+    outcome: Outcome,
+    emit: Callable[[Event], None],
+    failed_tone: str = "error",
+) -> Done:
+    """Act on every part in order (each after the one before has ended), or on none when a
+    part did not match or cancels; one reply for all."""
+    en = plan.language == "en"
+    if plan.unmatched:
+        words = ", ".join(f"'{p.piece.said}'" for p in plan.unmatched)
+        log.info("%r: %s matched nothing; nothing is done", plan.text, words)
+        if en:
+            return Done(reply=f"I did not understand {words}, so I did nothing.")
+        return Done(reply=f"{words} 부분을 이해하지 못해서 아무것도 하지 않았어요.")
+    if plan.cancelled:
+        return Done(reply="Okay." if en else "네, 아무것도 하지 않을게요.")
+    done = Done()
+    replies = []
+    for part in plan.parts:
+        m = part.match
+        committed = IntentCommitted(
+            now_ns(), utterance_id, part.piece.text, m.intent, dict(m.slots),
+            float(m.confidence), m.response, False,
+        )  # fmt: skip
+        emit(committed)
+        actions, reply, _ = await outcome(committed)
+        done.actions += actions
+        done.intents.append(m.intent)
+        failed = [a for a in actions if not a.ok]
+        if failed:
+            done.tone = failed_tone
+            reply = _failed(plan.language, m.slots, all(a.unconfirmed for a in failed))
+        replies.append(reply.strip().rstrip("."))
+    done.reply = ". ".join(replies) + "."
+    return done
+
+
+def _failed(language: str, slots: dict[str, Any], unconfirmed: bool) -> str:
+    """What failed, named: "죄송해요, 에어컨은 제어하지 못했어요"."""
+    if language == "en":
+        what = target_en(slots)
+        if unconfirmed:
+            return f"I sent the command to {what} but it was not confirmed"
+        return f"Sorry, I could not control {what}"
+    what = target_ko(slots)
+    if unconfirmed:
+        return f"{josa(what, '은/는')} 명령을 보냈지만 확인받지 못했어요"
+    return f"죄송해요, {josa(what, '은/는')} 제어하지 못했어요"
