@@ -28,6 +28,7 @@ FLOORS = {
     "conformance": 3,
     "playback": 3,
     "metrics": 3,
+    "conversation": 3,
     "daemon": 4,
     "assemble": 4,
     "replaying": 4,
