@@ -158,18 +158,19 @@ class Daemon:
         found = self.followups.resolve(text, now)
         if found is None:
             return None
-        self._followed[uid] = found.context.utterance_id
+        used = found.context
+        self._followed[uid] = used.utterance_id
         self.emit(
             FollowUpResolved(
                 now,
                 uid,
                 text,
                 found.form,
-                found.context.utterance_id,
-                found.context.text,
-                found.match.intent,
-                dict(found.match.slots),
-            )  # fmt: skip
+                context_utterance_id=used.utterance_id,
+                context_text=used.text,
+                intent=found.match.intent,
+                slots=dict(found.match.slots),
+            )
         )
         return found.match
 
