@@ -31,6 +31,7 @@ FLOORS = {
     "metrics": 3,
     "answering": 3,
     "multi_command": 3,
+    "conversation": 3,
     "daemon": 4,
     "assemble": 4,
     "replaying": 4,

@@ -24,10 +24,12 @@ from typing import Any, Protocol
 from sori.actions import ActionRegistry, Timers
 from sori.actions.timers import Timer
 from sori.clock import Clock, MonotonicClock
+from sori.conversation.context import FollowUps
 from sori.events import (
     ActionFinished,
     AnswerSentence,
     Event,
+    FollowUpResolved,
     IntentCommitted,
     IntentCorrected,
     IntentNotRecognized,
@@ -84,6 +86,7 @@ class Daemon:
         metrics: Metrics | None = None,
         barge_in: bool = True,
         earcon: bool = True,
+        followups: FollowUps | None = None,
     ) -> None:
         self.understanding = understanding
         self.registry = registry
@@ -96,6 +99,8 @@ class Daemon:
         self.metrics = metrics or Metrics()
         self.barge_in = barge_in
         self.earcon = earcon
+        self.followups = followups
+        """The last command's context, for follow-ups ("안방도"); None: no follow-ups."""
         self.player.emit = self.emit
         self.timers.on_ring = self._ring
         self._subscribers: set[asyncio.Queue] = set()
@@ -103,6 +108,7 @@ class Daemon:
         self._text_ids = itertools.count(1_000_000)
         self._unheard: set[int] = set()
         self._heard: dict[int, UtteranceHeard] = {}
+        self._followed: dict[int, int] = {}  # follow-up turn → the turn whose context it used
         self.turns_done = 0
         self.reloads = 0
         self.last_reload: dict[str, Any] | None = None
@@ -150,17 +156,47 @@ class Daemon:
         understood = self.clock.now_ns()
         stages = {"understand": understood - started}
         if found is None:
+            found = self._follow_up(text, uid)
+        if found is None:
             several = plan(self.understanding, text)
             if several is not None:
                 return await self.multi_turn(several, uid, started, stages)
             self.emit(IntentNotRecognized(understood, uid, text))
             return await self.think_turn(text, uid, started, stages)
+        committed = self._commit(found, uid, text)
+        return await self.command_turn(committed, started, stages)
+
+    def _follow_up(self, text: str, uid: int) -> Any:
+        """The full intent (an IntentMatch) of a follow-up of the last command, or None."""
+        if self.followups is None:
+            return None
+        now = self.clock.now_ns()
+        found = self.followups.resolve(text, now)
+        if found is None:
+            return None
+        used = found.context
+        self._followed[uid] = used.utterance_id
+        self.emit(
+            FollowUpResolved(
+                now,
+                uid,
+                text,
+                found.form,
+                context_utterance_id=used.utterance_id,
+                context_text=used.text,
+                intent=found.match.intent,
+                slots=dict(found.match.slots),
+            )
+        )
+        return found.match
+
+    def _commit(self, found: Any, uid: int, text: str) -> IntentCommitted:
         committed = IntentCommitted(
-            understood, uid, text, found.intent, dict(found.slots),
+            self.clock.now_ns(), uid, text, found.intent, dict(found.slots),
             float(found.confidence), found.response, False,
         )  # fmt: skip
         self.emit(committed)
-        return await self.command_turn(committed, started, stages)
+        return committed
 
     async def command_turn(
         self, committed: IntentCommitted, started_ns: int, stages: dict[str, int] | None = None
@@ -203,6 +239,8 @@ class Daemon:
         """(actions, reply, tone) of one intent: the action ends (or the question is
         answered) before the reply is chosen, so a reply never claims what did not happen."""
         if self.answerer is not None and self.answerer.answers(committed.intent):
+            if self.followups is not None:  # a question clears what a follow-up may refer to
+                self.followups.remember(committed, [], self.clock.now_ns())
             return [], await self.answerer.answer(committed.intent, dict(committed.slots)), ""
         actions = await self._act(committed)
         failed = [a for a in actions if not a.ok]
@@ -263,6 +301,8 @@ class Daemon:
         actions = await self.registry.act(committed)
         for action in actions:
             self.emit(action)
+        if self.followups is not None:
+            self.followups.remember(committed, actions, self.clock.now_ns())
         return actions
 
     def _finish(
@@ -306,6 +346,7 @@ class Daemon:
             ],
             "stages_ms": {k: round(v / MS, 3) for k, v in stages.items()},
             "error": error,
+            "context_utterance_id": self._followed.pop(uid, None),
         }
         trace.info("turn %s %s", uid, tier, extra={"turn": turn})
         return turn
@@ -369,8 +410,12 @@ class Daemon:
             if event.replacement is not None:
                 self.spawn(self.command_turn(event.replacement, event.t_ns))
         elif isinstance(event, IntentNotRecognized) and event.text.strip():
-            several = plan(self.understanding, event.text)
-            if several is not None:
+            found = self._follow_up(event.text, event.utterance_id)
+            several = plan(self.understanding, event.text) if found is None else None
+            if found is not None:
+                committed = self._commit(found, event.utterance_id, event.text)
+                self.spawn(self.command_turn(committed, event.t_ns))
+            elif several is not None:
                 self.spawn(self.multi_turn(several, event.utterance_id, event.t_ns))
             else:
                 self.spawn(self.think_turn(event.text, event.utterance_id, event.t_ns))

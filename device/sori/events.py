@@ -89,6 +89,29 @@ class IntentCommitted:
 
 
 @dataclass(frozen=True, slots=True)
+class FollowUpResolved:
+    """A follow-up ("안방도", "다시 꺼줘", "더 밝게") was read as a full command using the
+    context an earlier turn left; the IntentCommitted that follows carries the result."""
+
+    t_ns: int
+    """When the event was emitted, in clock nanoseconds."""
+    utterance_id: int
+    """The follow-up's utterance."""
+    text: str
+    """What was said."""
+    form: str
+    """Which follow-up form: "also", "again", "that", "brighter" or "darker"."""
+    context_utterance_id: int
+    """The earlier turn whose intent and targets were used."""
+    context_text: str
+    """What was said in that earlier turn."""
+    intent: str
+    """The intent it was resolved to."""
+    slots: dict[str, Any] = field(default_factory=dict)
+    """The slots it was resolved to."""
+
+
+@dataclass(frozen=True, slots=True)
 class IntentCorrected:
     """A final transcript contradicted an early commit."""
 
@@ -314,6 +337,7 @@ Event = (
     | TranscriptFinal
     | IntentCommitted
     | IntentCorrected
+    | FollowUpResolved
     | IntentNotRecognized
     | UtteranceHeard
     | ActionFinished

@@ -49,6 +49,8 @@ def service_call(command: Command) -> tuple[str, str, dict[str, Any]] | None:
     if command.intent == "HassLightSet":
         if "brightness" in s:
             data["brightness_pct"] = s["brightness"]
+        if "brightness_step" in s:  # a follow-up ("더 밝게") when the level is not known
+            data["brightness_step_pct"] = s["brightness_step"]
         if "color" in s:
             data["color_name"] = s["color"]
         return "light", "turn_on", data

@@ -20,6 +20,7 @@ from sori.assemble.thinking import start_thinking
 from sori.assemble.understanding import Swappable, presets_from_config
 from sori.clock import Clock, MonotonicClock
 from sori.config import Config
+from sori.conversation.context import FollowUps
 from sori.daemon import Daemon
 from sori.errors import ConfigError
 from sori.home import Home
@@ -66,6 +67,9 @@ def build_daemon(
         clock=clock,
         barge_in=config.daemon.barge_in,
         earcon=config.daemon.earcon,
+        followups=FollowUps(
+            understanding, config.conversation.context_s, config.conversation.brightness_step
+        ),
     )
 
     def reload() -> str:

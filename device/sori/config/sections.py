@@ -510,3 +510,6 @@ class ConversationConfig:
     context_s: float = ranged(8.0, 0, 120)
     """For this many seconds after a command, a follow-up ("안방도", "다시 켜줘", "그거
     꺼줘", "더 밝게") acts on its intent and targets; 0 turns follow-ups off."""
+    brightness_step: int = ranged(20, 1, 100)
+    """How far a follow-up "더 밝게" / "더 어둡게" moves the brightness, in percent;
+    "조금만 더" moves half."""

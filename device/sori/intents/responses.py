@@ -78,6 +78,9 @@ def respond_ko(intent: str, slots: Mapping[str, Any], now: datetime | None = Non
         if "brightness" in slots:
             level = f"{_number(slots['brightness'])}%"
             return f"{lights} 밝기를 {josa(level, '으로/로')} 맞췄어요"
+        if "brightness_step" in slots:  # a follow-up: "더 밝게"
+            way = "밝게" if slots["brightness_step"] > 0 else "어둡게"
+            return f"{josa(lights, '을/를')} 더 {way} 했어요"
         return f"{lights} 색을 바꿨어요"
     if intent == "HassClimateSetTemperature":
         place = next(
