@@ -53,6 +53,7 @@ from sori.config.sections import (
     WebhookConfig,
 )
 from sori.errors import ConfigError
+from sori.shipped import shipped_path
 
 __all__ = [
     "ActionsConfig",
@@ -143,8 +144,8 @@ class Config:
     """Path of the file this config came from; empty for the embedded defaults."""
 
 
-# The commented example shipped beside the package (device/sori.example.toml).
-EXAMPLE_CONFIG = Path(__file__).resolve().parents[2] / "sori.example.toml"
+# The commented example shipped with the package (device/sori.example.toml in a checkout).
+EXAMPLE_CONFIG = shipped_path("sori.example.toml")
 
 SEARCH_PATHS = (
     Path("sori.toml"),
