@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 
 from sori import doctor
+from sori.board import apply_board, this_board
 from sori.config import load_config
 from sori.errors import SoriError
 
@@ -50,8 +51,15 @@ def run(args: argparse.Namespace) -> int:
     checks.append(doctor.check_disk(models_dir))
     checks += doctor.check_audio()
     try:
-        config = load_config(args.config)
-        checks.append(doctor.Check("config", True, config.source or "embedded defaults"))
+        config = apply_board(load_config(args.config))
+        where = config.source or "embedded defaults"
+        checks.append(
+            doctor.Check(
+                "config",
+                True,
+                f"{where}; board profile {this_board()} (config: {config.board.profile})",
+            )
+        )
     except SoriError as exc:
         config = None
         checks.append(doctor.Check("config", False, str(exc), "fix the key it names"))

@@ -25,6 +25,7 @@ from sori.config.sections import (
     AlarmsConfig,
     AreaConfig,
     AudioConfig,
+    BoardConfig,
     CommitConfig,
     ConversationConfig,
     DaemonConfig,
@@ -62,6 +63,7 @@ __all__ = [
     "AudioConfig",
     "CommitConfig",
     "Config",
+    "BoardConfig",
     "ConversationConfig",
     "DaemonConfig",
     "DeviceConfig",
@@ -140,6 +142,8 @@ class Config:
     """Timers and alarms: time zone, where they are kept, how long they ring."""
     conversation: ConversationConfig = field(default_factory=ConversationConfig)
     """Follow-ups: how long a command stays the context of the next turn."""
+    board: BoardConfig = field(default_factory=BoardConfig)
+    """Board profile: threads, chunk sizes and providers for this board (`sori.board`)."""
     source: str = ""
     """Path of the file this config came from; empty for the embedded defaults."""
 
