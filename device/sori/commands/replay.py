@@ -13,12 +13,12 @@ import json
 import sys
 from typing import Any
 
-from sori.assemble.hearing import build_recognizer
-from sori.audio.format import RAW_FORMATS, check_channels, check_rate
-from sori.audio.sources import FileSource, RawSource
 from sori.commands.options import add_home_options, add_json_option, load_understanding
 from sori.errors import AudioError
-from sori.replaying import FIELDS, replay_source
+
+# sori.audio.format.RAW_FORMATS' names, here so `--help` does not import numpy (the audio
+# extra); tests/test_light_imports.py holds the two equal.
+RAW_FORMAT_NAMES = ("f32le", "s16le", "s32le", "u8")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -35,7 +35,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     add_json_option(parser)
     parser.add_argument("--realtime", action="store_true", help="pace the audio like a microphone")
     parser.add_argument(
-        "--format", default="s16le", choices=sorted(RAW_FORMATS), help="raw stdin sample format"
+        "--format", default="s16le", choices=RAW_FORMAT_NAMES, help="raw stdin sample format"
     )
     parser.add_argument("--rate", type=int, default=16000, help="raw stdin sample rate, Hz")
     parser.add_argument("--channels", type=int, default=1, help="raw stdin channel count")
@@ -43,6 +43,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def run(args: argparse.Namespace) -> int:
+    # Hearing needs the audio extra: imported here, so other commands run without it.
+    from sori.assemble.hearing import build_recognizer
+    from sori.audio.format import check_channels, check_rate
+    from sori.audio.sources import FileSource, RawSource
+    from sori.replaying import replay_source
+
     if "-" in args.files:  # refused at once, before models and packs load
         try:
             check_rate(args.rate, "stdin (--rate)")
@@ -80,6 +86,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def format_record(record: dict[str, Any], as_json: bool) -> str:
+    from sori.replaying import FIELDS
+
     if as_json:
         return json.dumps({k: record[k] for k in FIELDS}, ensure_ascii=False)
     span = f"{record['speech_start_s']:.2f}-{record['speech_end_s']:.2f}s"

@@ -8,10 +8,9 @@ import contextlib
 import logging
 import signal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sori.api_access import build_access, ensure_token, is_loopback, load_token, split_bind
-from sori.assemble.daemon import build_daemon
 from sori.commands.options import add_home_options, load_home
 from sori.commands.shutdown import (
     FINAL_MARGIN_S,
@@ -22,11 +21,13 @@ from sori.commands.shutdown import (
     stop_quietly_until_serving,
 )
 from sori.config import Config
-from sori.daemon import Daemon
 from sori.errors import AudioError, SoriError
 from sori.home import Home
-from sori.http_api import HttpApi
 from sori.logs import setup_logging
+
+if TYPE_CHECKING:  # the daemon needs the extras; imported where it is built
+    from sori.daemon import Daemon
+    from sori.http_api import HttpApi
 
 log = logging.getLogger("sori.run")
 
@@ -88,6 +89,9 @@ async def serve(
 ) -> int:
     """Run until SIGTERM/SIGINT (or the input file's end), then stop within
     `daemon.shutdown_s`, whatever is still running (`sori.commands.shutdown`)."""
+    from sori.assemble.daemon import build_daemon
+    from sori.http_api import HttpApi
+
     if bind is None:
         bind, token = api_access(args, config)
     loop = asyncio.get_running_loop()

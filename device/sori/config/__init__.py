@@ -25,6 +25,7 @@ from sori.config.sections import (
     AlarmsConfig,
     AreaConfig,
     AudioConfig,
+    BoardConfig,
     CommitConfig,
     ConversationConfig,
     DaemonConfig,
@@ -53,6 +54,7 @@ from sori.config.sections import (
     WebhookConfig,
 )
 from sori.errors import ConfigError
+from sori.shipped import shipped_path
 
 __all__ = [
     "ActionsConfig",
@@ -61,6 +63,7 @@ __all__ = [
     "AudioConfig",
     "CommitConfig",
     "Config",
+    "BoardConfig",
     "ConversationConfig",
     "DaemonConfig",
     "DeviceConfig",
@@ -139,12 +142,14 @@ class Config:
     """Timers and alarms: time zone, where they are kept, how long they ring."""
     conversation: ConversationConfig = field(default_factory=ConversationConfig)
     """Follow-ups: how long a command stays the context of the next turn."""
+    board: BoardConfig = field(default_factory=BoardConfig)
+    """Board profile: threads, chunk sizes and providers for this board (`sori.board`)."""
     source: str = ""
     """Path of the file this config came from; empty for the embedded defaults."""
 
 
-# The commented example shipped beside the package (device/sori.example.toml).
-EXAMPLE_CONFIG = Path(__file__).resolve().parents[2] / "sori.example.toml"
+# The commented example shipped with the package (device/sori.example.toml in a checkout).
+EXAMPLE_CONFIG = shipped_path("sori.example.toml")
 
 SEARCH_PATHS = (
     Path("sori.toml"),

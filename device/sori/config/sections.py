@@ -513,3 +513,13 @@ class ConversationConfig:
     brightness_step: int = ranged(20, 1, 100)
     """How far a follow-up "더 밝게" / "더 어둡게" moves the brightness, in percent;
     "조금만 더" moves half."""
+
+
+@dataclass(frozen=True)
+class BoardConfig:
+    profile: str = ranged(
+        "auto", choices=("auto", "pi4", "pi5", "jetson-orin-nano", "rk3588", "x86")
+    )
+    """Board profile (`sori.board`): threads, chunk sizes and the onnxruntime provider for
+    this board, applied to the keys left at their defaults; "auto" detects the board from
+    /proc/device-tree/model and the CPU flags."""

@@ -12,6 +12,7 @@ import yaml
 
 from sori.errors import PackError
 from sori.home import Area, Device, Home
+from sori.shipped import shipped_path
 
 
 def read_yaml(path: Path) -> dict[str, Any]:
@@ -114,11 +115,11 @@ def _names(value: Any, where: str) -> tuple[str, ...]:
 
 
 def builtin_packs_dir() -> Path:
-    """Our own packs: `$SORI_INTENTS_DIR`, else `intents/` at the repository root."""
+    """Our own packs: `$SORI_INTENTS_DIR`, else the shipped ones (`intents/` in a checkout)."""
     override = os.environ.get("SORI_INTENTS_DIR")
     if override:
         return Path(override)
-    return Path(__file__).resolve().parents[3] / "intents"
+    return shipped_path("intents")
 
 
 def pack_files(language: str, extra: Sequence[str | Path] = ()) -> list[Path]:

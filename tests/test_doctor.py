@@ -1,0 +1,77 @@
+"""`sori doctor`: each check on boards without devices, models or memory, and the CLI's
+exit codes and JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from sori import doctor
+from sori.cli import main
+from sori.config import Config, parse_config
+
+PI5_CPUINFO = "processor\t: 0\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 asimddp\n"
+AMX_CPUINFO = "flags\t\t: fpu avx2 fma avx512f amx_tile amx_int8\n"
+
+
+def test_missing_audio_devices_are_reported_not_crashed():
+    def broken():
+        raise OSError("PortAudio library not found")
+
+    checks = doctor.check_audio(broken)
+    assert [c.ok for c in checks] == [False, False]
+    assert "PortAudio library not found" in checks[0].detail and "libportaudio2" in checks[0].fix
+    only_output = doctor.check_audio(lambda: [
+        {"name": "hdmi", "max_input_channels": 0, "max_output_channels": 2,
+         "default_samplerate": 48000.0}])  # fmt: skip
+    assert not only_output[0].ok and "microphone" in only_output[0].fix
+    assert only_output[1].ok and "48000 Hz" in only_output[1].detail
+
+
+def test_amx_fault_fails_the_cpu_check_with_the_installer_fix():
+    check = doctor.check_cpu(AMX_CPUINFO, "x86_64", llama_probe=lambda: False)
+    assert not check.ok and "install.sh" in check.fix
+    assert doctor.check_cpu(AMX_CPUINFO, "x86_64", llama_probe=lambda: True).ok
+    arm = doctor.check_cpu(PI5_CPUINFO, "aarch64")
+    assert arm.ok and "asimddp" in arm.detail
+
+
+def test_low_memory_fails():
+    check = doctor.check_memory("MemTotal: 4000000 kB\nMemAvailable: 300000 kB\n")
+    assert not check.ok and "292 MB available" in check.detail
+
+
+def test_missing_and_damaged_models_fail(tmp_path):
+    config = parse_config({"stt": {"backend": "sherpa",
+                                   "sherpa": {"model_dir": str(tmp_path / "gone")}}})  # fmt: skip
+    check = doctor.check_models(config, tmp_path / "models")
+    assert not check.ok and "stt.sherpa.model_dir" in check.detail
+    assert "sori models fetch" in check.fix
+    assert doctor.check_models(Config(), tmp_path / "models").ok
+
+
+def test_unreachable_broker_fails_quickly():
+    config = parse_config({"mqtt": {"url": "mqtt://127.0.0.1:1"}})
+    (check,) = doctor.check_reachable(config, {"mqtt"})
+    assert not check.ok and "127.0.0.1:1" in check.detail
+
+
+def test_self_test_times_the_pipeline_on_a_synthetic_clip(tmp_path):
+    clip = doctor.synthetic_clip(tmp_path / "s.wav", seconds=2.0)
+    check = doctor.self_test(Config(), clip)
+    assert "RTF" in check.detail and "2.0 s of audio" in check.detail
+
+
+def test_cli_json_and_exit_code(tmp_path, capsys):
+    bad = tmp_path / "sori.toml"
+    bad.write_text('[intents]\nfuzzy_threshold = "high"\n')
+    code = main(["doctor", "--json", "--no-self-test", "--config", str(bad),
+                 "--dir", str(tmp_path / "models")])  # fmt: skip
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert code == 1
+    names = {r["name"]: r for r in rows}
+    assert {"python", "packages", "cpu", "memory", "disk", "audio input", "audio output",
+            "config"} <= set(names)  # fmt: skip
+    assert not names["config"]["ok"] and "fuzzy_threshold" in names["config"]["detail"]
+    assert all(r["fix"] for r in rows if not r["ok"])
+    assert Path(tmp_path / "models").exists() is False  # doctor never creates folders
