@@ -51,6 +51,7 @@ from sori.config.sections import (
     VitsTtsConfig,
     VoskConfig,
     WebhookConfig,
+    WyomingConfig,
 )
 from sori.errors import ConfigError
 
@@ -88,6 +89,7 @@ __all__ = [
     "VitsTtsConfig",
     "VoskConfig",
     "WebhookConfig",
+    "WyomingConfig",
     "find_config",
     "load_config",
     "parse_config",
@@ -139,6 +141,8 @@ class Config:
     """Timers and alarms: time zone, where they are kept, how long they ring."""
     conversation: ConversationConfig = field(default_factory=ConversationConfig)
     """Follow-ups: how long a command stays the context of the next turn."""
+    wyoming: WyomingConfig = field(default_factory=WyomingConfig)
+    """The Wyoming server for Home Assistant: address and discovery."""
     source: str = ""
     """Path of the file this config came from; empty for the embedded defaults."""
 
