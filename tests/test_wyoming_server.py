@@ -317,3 +317,55 @@ def test_sori_wyoming_bad_uri_exits_2_before_loading_models():
     )  # fmt: skip
     assert done.returncode == 2
     assert "tcp://HOST:PORT" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_sori_run_serves_wyoming_beside_the_http_api(tmp_path):
+    """[wyoming] enabled: `sori run` answers Wyoming with the daemon's own presets."""
+    import os
+    import signal
+    import time
+
+    from daemon_kit import HOME_TOML
+
+    port = _free_port()
+    config = tmp_path / "sori.toml"
+    config.write_text(
+        HOME_TOML.replace('handler = "mqtt"', 'handler = "dry_run"')
+        + "\n[stt]\nwarm_up_s = 0.0\n"
+        + f'[wyoming]\nenabled = true\nuri = "tcp://127.0.0.1:{port}"\nzeroconf = false\n',
+        encoding="utf-8",
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO / "device")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sori", "run", "--config", str(config), "--input", "none",
+         "--output", str(tmp_path / "out.wav"), "--http", "127.0.0.1:0"],
+        stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 90
+        line = ""
+        while not line.rstrip().endswith("ready") and time.monotonic() < deadline:
+            line = proc.stderr.readline()
+            assert line or proc.poll() is None, "sori run exited early"
+        srv = type("S", (), {"port": port})()
+        (event,) = talk(srv, [Recognize(text="거실 불 켜줘")], ("intent", "not-recognized"))
+        assert Intent.from_event(event).name == "HassTurnOn"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_sori_run_refuses_a_bad_wyoming_uri_before_loading(tmp_path):
+    config = tmp_path / "sori.toml"
+    config.write_text('[wyoming]\nenabled = true\nuri = "0.0.0.0:10700"\n', encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "sori", "run", "--config", str(config), "--input", "none",
+         "--http", "off"],
+        capture_output=True, text=True, timeout=60,
+        env={"PYTHONPATH": str(REPO / "device"), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "[wyoming] uri" in done.stderr and "tcp://HOST:PORT" in done.stderr

@@ -708,3 +708,30 @@ def serve(config: Config, home: Home, uri: str, zeroconf: bool | None = None) ->
 
     asyncio.run(main())
     return 0
+
+
+def check_wyoming(config: Config) -> None:
+    """[wyoming] as `sori run` serves it: refused before any model loads when it cannot
+    be (a bad uri, the wyoming package missing)."""
+    try:
+        check_uri(config.wyoming.uri)
+    except ConfigError as exc:
+        raise ConfigError(f"[wyoming] uri: {exc}") from None
+    require_wyoming()
+
+
+async def serve_beside(
+    config: Config, home: Home, understanding: Any, voice: Voice
+) -> WyomingServer:
+    """The Wyoming server `sori run` starts with [wyoming] enabled: the daemon's own
+    understanding (so a reload reaches it) and voice; its own recognizer (the microphone's
+    is busy hearing the room)."""
+    services = await asyncio.to_thread(load_services, config, home, understanding, voice)
+    server = WyomingServer(services, config.wyoming.uri, announce_name(config))
+    try:
+        await server.start()
+    except OSError as exc:
+        raise ConfigError(
+            f"[wyoming] uri {config.wyoming.uri}: cannot serve there ({exc}); pick a free port"
+        ) from None
+    return server
