@@ -48,7 +48,8 @@ class WyomingServer:
         """The zeroconf instance name; empty: not announced."""
         self._server: asyncio.AbstractServer | None = None
         self._announcer: Announcer | None = None
-        self._connections: set[asyncio.Task] = set()
+        self._connections: dict[asyncio.Task, asyncio.StreamReader] = {}
+        """Each open connection's task and the reader it waits on."""
 
     async def start(self) -> None:
         parsed = urlparse(self.uri)
@@ -70,21 +71,25 @@ class WyomingServer:
 
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
-        self._connections.add(task)
+        self._connections[task] = reader
         try:
             await SoriHandler(reader, writer, self.services).run()
         finally:
-            self._connections.discard(task)
+            self._connections.pop(task, None)
 
     async def close(self) -> None:
         if self._announcer is not None:
             await self._announcer.close()
         if self._server is not None:
             self._server.close()
-        for task in list(self._connections):
-            task.cancel()
+        # Ended as if each client had left (a cancelled connection task makes asyncio's
+        # stream callback print a traceback); one still busy after 2 s is cancelled.
+        for reader in self._connections.values():
+            reader.feed_eof()
         if self._connections:
-            await asyncio.wait(list(self._connections), timeout=2)
+            _, busy = await asyncio.wait(list(self._connections), timeout=2)
+            for task in busy:
+                task.cancel()
 
 
 def serve(config: Config, home: Home, uri: str, zeroconf: bool | None = None) -> int:
