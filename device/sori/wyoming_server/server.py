@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from sori.config import Config
-from sori.errors import ConfigError
+from sori.errors import ConfigError, DependencyError
 from sori.home import Home
 from sori.tts.base import Voice
 from sori.wyoming_server.announce import Announcer, announce_name, service_info
@@ -59,8 +59,23 @@ class WyomingServer:
             self._server = await asyncio.start_unix_server(self._client, parsed.path)
         log.info("wyoming: serving on %s", self.uri)
         if self.announce_as and parsed.scheme == "tcp":
-            self._announcer = Announcer(service_info(self.announce_as, parsed.hostname, self.port))
-            await self._announcer.start()
+            await self._announce(parsed.hostname)
+
+    async def _announce(self, host: str) -> None:
+        """Register with zeroconf; without it the server still serves (Home Assistant can
+        be given the address by hand), so a failure is a warning."""
+        try:
+            announcer = Announcer(service_info(self.announce_as, host, self.port))
+            await announcer.start()
+        except (OSError, DependencyError) as exc:
+            log.warning(
+                "wyoming: not announced with zeroconf (%s); add it in Home Assistant by hand: "
+                "Wyoming Protocol, host and port %d",
+                exc,
+                self.port,
+            )
+            return
+        self._announcer = announcer
 
     @property
     def port(self) -> int:
