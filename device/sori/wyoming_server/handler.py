@@ -42,7 +42,6 @@ class SoriHandler:
         self.services = services
         self.mode = ""
         """What the current audio is for: "transcribe", "detect" or "" (none asked)."""
-        self.language: str | None = None
         self.audio: AudioIn | None = None
         self.stream: Any = None
         self.heard: list[str] = []
@@ -98,7 +97,10 @@ class SoriHandler:
             await self.write(describe(self.services))
         elif Transcribe.is_type(event.type):
             self._reset()
-            self.mode, self.language = "transcribe", Transcribe.from_event(event).language
+            self.mode, language = "transcribe", Transcribe.from_event(event).language
+            if language and language.split("-")[0] != self.services.language:
+                log.warning("wyoming: asked to transcribe %s; Sori hears %s only", language,
+                            self.services.language)  # fmt: skip
         elif Detect.is_type(event.type):
             if self.services.detector is None:
                 raise BadEvent("no wake phrases are configured here ([wake] in sori.toml)")
