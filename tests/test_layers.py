@@ -42,6 +42,7 @@ FLOORS = {
     "http_api": 4,
     "api_access": 4,
     "logs": 4,
+    "wyoming_server": 4,
     "cli": 5,
     "commands": 5,
     "__main__": 5,

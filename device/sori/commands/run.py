@@ -63,6 +63,10 @@ def run(args: argparse.Namespace) -> int:
     bind, token = api_access(args, config)  # before any model loads: a bad bind exits 2 now
     if args.input not in ("mic", "none") and not Path(args.input).is_file():
         raise AudioError(f"--input {args.input}: no such file (or 'mic', or 'none')")
+    if config.wyoming.enabled:
+        from sori.wyoming_server import check_wyoming
+
+        check_wyoming(config)
     try:
         return asyncio.run(serve(args, config, home, bind, token))
     finally:
@@ -115,6 +119,14 @@ async def serve(
         api = HttpApi(daemon, bind, config.http, token) if bind else None
         if api is not None:
             await api.start()
+        if config.wyoming.enabled:  # its own recognizer loads here
+            from sori.wyoming_server import serve_beside
+
+            voice = daemon.player.cache.voice
+            wyoming = asyncio.ensure_future(serve_beside(config, home, daemon.understanding, voice))
+            if not await _first(wyoming, stopping):
+                return 0
+            daemon.closers.append(wyoming.result().close)
         if args.input != "none":
             from sori.assemble.hearing import open_hearing  # the recognizer's libraries
 

@@ -52,6 +52,7 @@ from sori.config.sections import (
     VitsTtsConfig,
     VoskConfig,
     WebhookConfig,
+    WyomingConfig,
 )
 from sori.errors import ConfigError
 from sori.shipped import shipped_path
@@ -91,6 +92,7 @@ __all__ = [
     "VitsTtsConfig",
     "VoskConfig",
     "WebhookConfig",
+    "WyomingConfig",
     "find_config",
     "load_config",
     "parse_config",
@@ -144,6 +146,8 @@ class Config:
     """Follow-ups: how long a command stays the context of the next turn."""
     board: BoardConfig = field(default_factory=BoardConfig)
     """Board profile: threads, chunk sizes and providers for this board (`sori.board`)."""
+    wyoming: WyomingConfig = field(default_factory=WyomingConfig)
+    """The Wyoming server for Home Assistant: address and discovery."""
     source: str = ""
     """Path of the file this config came from; empty for the embedded defaults."""
 

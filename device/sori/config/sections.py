@@ -523,3 +523,18 @@ class BoardConfig:
     """Board profile (`sori.board`): threads, chunk sizes and the onnxruntime provider for
     this board, applied to the keys left at their defaults; "auto" detects the board from
     /proc/device-tree/model and the CPU flags."""
+
+
+@dataclass(frozen=True)
+class WyomingConfig:
+    enabled: bool = False
+    """Serve the Wyoming protocol beside the HTTP API in `sori run`, so Home Assistant can
+    use Sori's speech-to-text, intents and voice (`sori wyoming` serves it alone)."""
+    uri: str = "tcp://0.0.0.0:10700"
+    """Where to serve: tcp://HOST:PORT or unix:///path. The protocol has no
+    authentication: anyone who reaches the port can use these services (none of them acts
+    on the home)."""
+    zeroconf: bool = True
+    """Announce the server on the network (`_wyoming._tcp`) so Home Assistant finds it."""
+    name: str = ""
+    """The name it is announced under; empty: sori-HOSTNAME."""

@@ -1,0 +1,76 @@
+"""Announcing the server with zeroconf (`_wyoming._tcp`), so Home Assistant discovers it."""
+
+from __future__ import annotations
+
+import logging
+import socket
+from typing import Any
+
+from sori import __version__
+from sori.config import Config
+from sori.errors import DependencyError
+
+log = logging.getLogger(__name__)
+
+SERVICE_TYPE = "_wyoming._tcp.local."
+"""The zeroconf service type Home Assistant browses for Wyoming servers."""
+
+
+def service_info(name: str, host: str, port: int) -> Any:
+    """The `_wyoming._tcp` record Home Assistant discovers: `name`, at `host`'s address
+    (the address the LAN reaches this machine at when `host` is 0.0.0.0) and `port`."""
+    from zeroconf.asyncio import AsyncServiceInfo
+
+    address = lan_address() if host in ("0.0.0.0", "", "::") else socket.gethostbyname(host)
+    return AsyncServiceInfo(
+        SERVICE_TYPE,
+        f"{name}.{SERVICE_TYPE}",
+        addresses=[socket.inet_aton(address)],
+        port=port,
+        properties={"version": __version__},
+    )
+
+
+def lan_address() -> str:
+    """This machine's address on the network with the default route (no packet is sent:
+    connecting a UDP socket only picks the route)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("224.0.0.251", 5353))  # mDNS's group: the interface it goes out on
+            return probe.getsockname()[0]
+        except OSError:
+            return "127.0.0.1"
+
+
+class Announcer:
+    """A zeroconf registration of the server, removed again on close."""
+
+    def __init__(self, info: Any) -> None:
+        self.info = info
+        self._zeroconf: Any = None
+
+    async def start(self) -> None:
+        try:
+            from zeroconf.asyncio import AsyncZeroconf
+        except ImportError:
+            raise DependencyError(
+                "announcing the Wyoming server needs zeroconf: pip install 'sori[wyoming]', "
+                "or set [wyoming] zeroconf = false"
+            ) from None
+        self._zeroconf = AsyncZeroconf()
+        await self._zeroconf.async_register_service(self.info)
+        log.info("wyoming: announced as %s", self.info.name)
+
+    async def close(self) -> None:
+        if self._zeroconf is not None:
+            await self._zeroconf.async_unregister_service(self.info)
+            await self._zeroconf.async_close()
+            self._zeroconf = None
+
+
+def announce_name(config: Config, zeroconf: bool | None = None) -> str:
+    """The zeroconf name to announce under ([wyoming] name, else sori-HOSTNAME); empty when
+    zeroconf is off (`zeroconf` overrides [wyoming] zeroconf)."""
+    if not (config.wyoming.zeroconf if zeroconf is None else zeroconf):
+        return ""
+    return config.wyoming.name or f"sori-{socket.gethostname().split('.')[0]}"

@@ -1,0 +1,221 @@
+"""One Wyoming connection: events in, answers out, until the client leaves."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from sori.errors import AudioError
+from sori.wyoming_server.services import Services, describe
+from sori.wyoming_server.wire import AudioIn, BadEvent, read_event
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+CHUNK_SAMPLES = 1024
+"""Samples per synthesized audio-chunk event (what Wyoming's own voices send)."""
+
+
+def _json_value(value: Any) -> Any:
+    """A slot value as JSON can carry it (numbers, text, lists); anything else as text."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_json_value(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _json_value(v) for k, v in value.items()}
+    return str(value)
+
+
+class SoriHandler:
+    """One client connection: events in, answers out, until the client leaves. An event
+    that cannot be read or served gets an `error` event; the connection carries on."""
+
+    def __init__(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, services: Services
+    ) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.services = services
+        self.mode = ""
+        """What the current audio is for: "transcribe", "detect" or "" (none asked)."""
+        self.audio: AudioIn | None = None
+        self.stream: Any = None
+        self.heard: list[str] = []
+
+    async def run(self) -> None:
+        try:
+            while True:
+                try:
+                    event = await read_event(self.reader)
+                except BadEvent as exc:
+                    await self.error(str(exc), "bad-event")
+                    continue
+                if event is None:
+                    break
+                try:
+                    await self.handle(event)
+                except (BadEvent, AudioError, KeyError, TypeError, ValueError) as exc:
+                    self._reset()
+                    what = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
+                    await self.error(f"{event.type}: {what}", "bad-event")
+                except (ConnectionError, asyncio.IncompleteReadError):
+                    raise
+                except Exception as exc:  # a failure serving one request, not the server
+                    log.exception("wyoming: %s failed", event.type)
+                    self._reset()
+                    await self.error(f"{event.type} failed: {exc}", "failed")
+        except (ConnectionError, asyncio.IncompleteReadError) as exc:
+            log.info("wyoming: client left: %s", exc)
+        finally:
+            self.writer.close()
+
+    async def write(self, eventable: Any) -> None:
+        from wyoming.event import async_write_event
+
+        await async_write_event(eventable.event(), self.writer)
+
+    async def error(self, text: str, code: str) -> None:
+        from wyoming.error import Error
+
+        log.info("wyoming: error sent: %s", text)
+        await self.write(Error(text=text, code=code))
+
+    async def handle(self, event: Any) -> None:
+        from wyoming.asr import Transcribe
+        from wyoming.audio import AudioChunk, AudioStart, AudioStop
+        from wyoming.info import Describe, SelectProgram
+        from wyoming.intent import Recognize
+        from wyoming.ping import Ping, Pong
+        from wyoming.tts import Synthesize
+        from wyoming.wake import Detect
+
+        if Describe.is_type(event.type):
+            await self.write(describe(self.services))
+        elif Transcribe.is_type(event.type):
+            self._reset()
+            self.mode, language = "transcribe", Transcribe.from_event(event).language
+            if language and language.split("-")[0] != self.services.language:
+                log.warning("wyoming: asked to transcribe %s; Sori hears %s only", language,
+                            self.services.language)  # fmt: skip
+        elif Detect.is_type(event.type):
+            if self.services.detector is None:
+                raise BadEvent("no wake phrases are configured here ([wake] in sori.toml)")
+            self._reset()
+            self.mode = "detect"
+        elif AudioStart.is_type(event.type):
+            start = AudioStart.from_event(event)
+            self.audio = AudioIn(start.rate, start.width, start.channels)
+            self.mode = self.mode or "transcribe"  # audio alone is a transcription
+            await self._open()
+        elif AudioChunk.is_type(event.type):
+            if self.audio is None:
+                raise BadEvent("audio-chunk before audio-start")
+            await self._feed(self.audio.push(AudioChunk.from_event(event)))
+        elif AudioStop.is_type(event.type):
+            if self.audio is None:
+                raise BadEvent("audio-stop before audio-start")
+            await self._feed(self.audio.end())
+            await self._finish()
+        elif Recognize.is_type(event.type):
+            await self.write(self.recognize(Recognize.from_event(event).text))
+        elif Synthesize.is_type(event.type):
+            await self.synthesize(Synthesize.from_event(event).text)
+        elif Ping.is_type(event.type):
+            await self.write(Pong(text=event.data.get("text")))
+        elif SelectProgram.is_type(event.type):
+            pass  # one program per kind: whichever is named, it is that one
+        else:
+            # Wyoming peers ignore events they do not know (newer clients send more kinds)
+            log.debug("wyoming: ignored an event of type %r", event.type)
+
+    async def _locked(self, name: str, work: Callable[..., T], *args: Any) -> T:
+        lock = self.services.locks[name]
+
+        def locked() -> T:
+            with lock:
+                return work(*args)
+
+        return await asyncio.to_thread(locked)
+
+    async def _open(self) -> None:
+        if self.mode == "detect":
+            self.stream = await self._locked("wake", self.services.detector.open_stream)
+        else:
+            self.stream = await self._locked("stt", self.services.recognizer.open_stream)
+        self.heard = []
+
+    async def _feed(self, frames: list[bytes]) -> None:
+        if not frames:
+            return
+        stream = self.stream
+
+        def feed() -> list[str]:
+            found: list[str] = []
+            for frame in frames:
+                result = stream.feed(frame)
+                if self.mode == "detect":
+                    found += [d.phrase for d in result]
+            return found
+
+        heard = await self._locked("wake" if self.mode == "detect" else "stt", feed)
+        await self._detected(heard)
+
+    async def _detected(self, phrases: list[str]) -> None:
+        from wyoming.wake import Detection
+
+        for phrase in phrases:
+            self.heard.append(phrase)
+            await self.write(Detection(name=phrase))
+
+    async def _finish(self) -> None:
+        from wyoming.asr import Transcript
+        from wyoming.wake import NotDetected
+
+        stream, mode = self.stream, self.mode
+        self._reset()
+        if mode == "detect":
+            await self._detected([d.phrase for d in await self._locked("wake", stream.finish)])
+            if not self.heard:
+                await self.write(NotDetected())
+            return
+        final = await self._locked("stt", stream.finalize)
+        log.info("wyoming: transcribed %r", final.text)
+        await self.write(Transcript(text=final.text, language=self.services.language))
+
+    def _reset(self) -> None:
+        self.mode, self.audio, self.stream = "", None, None
+
+    def recognize(self, text: str) -> Any:
+        """`intent` with the Home Assistant intent name and slots as entities, or
+        `not-recognized` with Sori's "not understood" reply."""
+        from wyoming.intent import Entity, Intent, NotRecognized
+
+        if not isinstance(text, str):
+            raise BadEvent("recognize needs a text string")
+        match = self.services.understanding.match(text)
+        if match is None:
+            return NotRecognized(text=self.services.not_understood)
+        entities = [Entity(name=k, value=_json_value(v)) for k, v in match.slots.items()]
+        return Intent(name=match.intent, entities=entities, text=match.response or None)
+
+    async def synthesize(self, text: str) -> None:
+        """audio-start, the voice's audio in chunks of CHUNK_SAMPLES, audio-stop; each
+        sentence is sent as soon as it is synthesized."""
+        from wyoming.audio import AudioChunk, AudioStart, AudioStop
+
+        if not isinstance(text, str) or not text.strip():
+            raise BadEvent("synthesize needs a non-empty text")
+        voice = self.services.voice
+        rate, step = voice.rate_hz, CHUNK_SAMPLES * 2
+        sentences = iter(voice.synthesize(text))  # a generator: nothing runs yet
+        await self.write(AudioStart(rate=rate, width=2, channels=1))
+        while (pcm := await self._locked("tts", next, sentences, None)) is not None:
+            for i in range(0, len(pcm), step):
+                await self.write(
+                    AudioChunk(rate=rate, width=2, channels=1, audio=pcm[i : i + step])
+                )
+        await self.write(AudioStop())

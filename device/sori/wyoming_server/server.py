@@ -1,0 +1,162 @@
+"""The listening Wyoming server: `sori wyoming`, and the server `sori run` starts beside
+the assistant with [wyoming] enabled."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from typing import Any
+from urllib.parse import urlparse
+
+from sori.config import Config
+from sori.errors import ConfigError, DependencyError
+from sori.home import Home
+from sori.tts.base import Voice
+from sori.wyoming_server.announce import Announcer, announce_name, service_info
+from sori.wyoming_server.handler import SoriHandler
+from sori.wyoming_server.services import Services, load_services, require_wyoming
+
+log = logging.getLogger(__name__)
+
+
+def check_uri(uri: str) -> str:
+    """A Wyoming server address: tcp://HOST:PORT or unix://PATH."""
+    parsed = urlparse(uri)
+    if parsed.scheme == "tcp":
+        try:
+            port = parsed.port
+        except ValueError:
+            port = None
+        if parsed.hostname and port is not None:
+            return uri
+    elif parsed.scheme == "unix" and parsed.path:
+        return uri
+    raise ConfigError(
+        f"wyoming uri {uri!r}: use tcp://HOST:PORT (tcp://0.0.0.0:10700 for the whole "
+        "network) or unix:///path/to/socket"
+    )
+
+
+class WyomingServer:
+    """Sori's services on a Wyoming address, announced with zeroconf when asked."""
+
+    def __init__(self, services: Services, uri: str, announce_as: str = "") -> None:
+        self.services = services
+        self.uri = check_uri(uri)
+        self.announce_as = announce_as
+        """The zeroconf instance name; empty: not announced."""
+        self._server: asyncio.AbstractServer | None = None
+        self._announcer: Announcer | None = None
+        self._connections: dict[asyncio.Task, asyncio.StreamReader] = {}
+        """Each open connection's task and the reader it waits on."""
+
+    async def start(self) -> None:
+        parsed = urlparse(self.uri)
+        if parsed.scheme == "tcp":
+            self._server = await asyncio.start_server(self._client, parsed.hostname, parsed.port)
+        else:
+            self._server = await asyncio.start_unix_server(self._client, parsed.path)
+        log.info("wyoming: serving on %s", self.uri)
+        if self.announce_as and parsed.scheme == "tcp":
+            await self._announce(parsed.hostname)
+
+    async def _announce(self, host: str) -> None:
+        """Register with zeroconf; without it the server still serves (Home Assistant can
+        be given the address by hand), so a failure is a warning."""
+        try:
+            announcer = Announcer(service_info(self.announce_as, host, self.port))
+            await announcer.start()
+        except (OSError, DependencyError) as exc:
+            log.warning(
+                "wyoming: not announced with zeroconf (%s); add it in Home Assistant by hand: "
+                "Wyoming Protocol, host and port %d",
+                exc,
+                self.port,
+            )
+            return
+        self._announcer = announcer
+
+    @property
+    def port(self) -> int:
+        """The TCP port served (the one the system chose for port 0)."""
+        if self._server is None or not self._server.sockets:
+            return 0
+        return self._server.sockets[0].getsockname()[1]
+
+    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        self._connections[task] = reader
+        try:
+            await SoriHandler(reader, writer, self.services).run()
+        finally:
+            self._connections.pop(task, None)
+
+    async def close(self) -> None:
+        if self._announcer is not None:
+            await self._announcer.close()
+        if self._server is not None:
+            self._server.close()
+        # Ended as if each client had left (a cancelled connection task makes asyncio's
+        # stream callback print a traceback); one still busy after 2 s is cancelled.
+        for reader in self._connections.values():
+            reader.feed_eof()
+        if self._connections:
+            _, busy = await asyncio.wait(list(self._connections), timeout=2)
+            for task in busy:
+                task.cancel()
+
+
+def serve(config: Config, home: Home, uri: str, zeroconf: bool | None = None) -> int:
+    """`sori wyoming`: load the models, serve on `uri` until SIGTERM or SIGINT."""
+    import signal
+
+    check_uri(uri)  # a bad address is refused before any model loads
+    require_wyoming()
+    services = load_services(config, home)
+    server = WyomingServer(services, uri, announce_name(config, zeroconf))
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        stop = asyncio.Event()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        try:
+            await server.start()
+        except OSError as exc:
+            raise ConfigError(f"cannot serve Wyoming on {uri}: {exc}; pick a free --uri") from None
+        print(f"sori wyoming: serving on {uri}", file=sys.stderr, flush=True)
+        try:
+            await stop.wait()
+        finally:
+            await server.close()
+
+    asyncio.run(main())
+    return 0
+
+
+def check_wyoming(config: Config) -> None:
+    """[wyoming] as `sori run` serves it: refused before any model loads when it cannot
+    be (a bad uri, the wyoming package missing)."""
+    try:
+        check_uri(config.wyoming.uri)
+    except ConfigError as exc:
+        raise ConfigError(f"[wyoming] uri: {exc}") from None
+    require_wyoming()
+
+
+async def serve_beside(
+    config: Config, home: Home, understanding: Any, voice: Voice
+) -> WyomingServer:
+    """The Wyoming server `sori run` starts with [wyoming] enabled: the daemon's own
+    understanding (so a reload reaches it) and voice; its own recognizer (the microphone's
+    is busy hearing the room)."""
+    services = await asyncio.to_thread(load_services, config, home, understanding, voice)
+    server = WyomingServer(services, config.wyoming.uri, announce_name(config))
+    try:
+        await server.start()
+    except OSError as exc:
+        raise ConfigError(
+            f"[wyoming] uri {config.wyoming.uri}: cannot serve there ({exc}); pick a free port"
+        ) from None
+    return server
