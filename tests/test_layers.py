@@ -23,11 +23,13 @@ FLOORS = {
     "llm": 2,
     "tts": 2,
     "actions": 2,
+    "wake": 2,
     "pipeline": 3,
     "testing": 3,
     "conformance": 3,
     "playback": 3,
     "metrics": 3,
+    "conversation": 3,
     "daemon": 4,
     "assemble": 4,
     "replaying": 4,
@@ -40,7 +42,7 @@ FLOORS = {
     "__init__": 5,
 }
 # Floor-2 stages talk through events only; they never import each other.
-STAGES = {"stt", "intents", "llm", "tts", "actions"}
+STAGES = {"stt", "intents", "llm", "tts", "actions", "wake"}
 
 
 def _part(path: Path) -> str:

@@ -17,6 +17,7 @@ from sori.assemble.acting import (
 from sori.assemble.speaking import build_sink, build_voice, replies, warm_later
 from sori.assemble.thinking import start_thinking
 from sori.assemble.understanding import Swappable, presets_from_config
+from sori.assemble.wake import build_conversation
 from sori.clock import Clock, MonotonicClock
 from sori.config import Config
 from sori.daemon import Daemon
@@ -36,9 +37,13 @@ def build_daemon(
     load: Callable[[], tuple[Config, Home]],
     clock: Clock | None = None,
     warm_presets: bool = True,
+    input_name: str = "none",
+    no_wake: bool = False,
 ) -> Daemon:
     """Every stage, loaded and connected, speaking to `output` (see `build_sink`);
-    blocking (models load here). `load` reads the config and home again on a reload."""
+    blocking (models load here). `load` reads the config and home again on a reload.
+    `input_name` ("mic", a file, "none") and `no_wake` decide how turns are gated
+    (`build_conversation`)."""
     clock = clock or MonotonicClock()
     presets = presets_from_config(config.intents, home)
     understanding = Swappable(presets)
@@ -63,6 +68,7 @@ def build_daemon(
         clock=clock,
         barge_in=config.daemon.barge_in,
         earcon=config.daemon.earcon,
+        conversation=build_conversation(config, input_name, no_wake),
     )
 
     def reload() -> str:

@@ -46,6 +46,7 @@ from sori.config.sections import (
     VadConfig,
     VitsTtsConfig,
     VoskConfig,
+    WakeConfig,
     WebhookConfig,
 )
 from sori.errors import ConfigError
@@ -79,6 +80,7 @@ __all__ = [
     "VadConfig",
     "VitsTtsConfig",
     "VoskConfig",
+    "WakeConfig",
     "WebhookConfig",
     "find_config",
     "load_config",
@@ -123,6 +125,8 @@ class Config:
     """The local HTTP API of `sori run`."""
     daemon: DaemonConfig = field(default_factory=DaemonConfig)
     """The `sori run` service: barge-in, logging."""
+    wake: WakeConfig = field(default_factory=WakeConfig)
+    """Wake phrase, listening and follow-up windows, mute."""
     source: str = ""
     """Path of the file this config came from; empty for the embedded defaults."""
 
