@@ -76,12 +76,13 @@ def test_sori_wake_finds_each_phrase_in_its_own_clip_and_no_other(clips):
         assert r["score"] >= 0.0
 
 
-def test_other_clips_in_noise_at_20_db_wake_nothing(clips, config, detector, tmp_path):
+def test_clips_in_noise_at_20_db_wake_only_their_own_phrase(clips, config, detector, tmp_path):
     rng = np.random.default_rng(11)
     mine = set(PHRASES.values())
+    found_own = 0
     for i, (name, path) in enumerate(sorted(clips.items())):
         with wave.open(str(path)) as w:
-            speech = np.frombuffer(w.readframes(w.getnframes()), np.int16) / 32768.0
+            speech = np.frombuffer(w.readframes(w.getnframes()), np.int16).astype(np.float32)
         kind = ("pink", "white", "brown")[i % 3]
         noisy = mix_at_snr(speech, make_noise(kind, len(speech), rng), snr_db=20)
         out = tmp_path / f"noisy-{name}"
@@ -89,8 +90,8 @@ def test_other_clips_in_noise_at_20_db_wake_nothing(clips, config, detector, tmp
         heard = {r["phrase"] for r in scan(out, config, detector)}
         expected = {p for p, clip in PHRASES.items() if clip == name}
         assert heard <= expected, f"{name} in {kind} noise woke {heard - expected}"
-        if name not in mine:
-            assert not heard
+        found_own += heard == expected and name in mine
+    assert found_own >= 3  # the noisy audio is heard: its own phrase still wakes
 
 
 def test_a_word_the_model_does_not_know_is_refused_with_a_spelling_it_knows(config):

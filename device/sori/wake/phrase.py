@@ -45,11 +45,10 @@ longest phrase; what follows is not decoded."""
 WEIGHT = 10
 """How many times each wake phrase is listed in the spotting grammar: a heavier phrase is
 missed less and spotted wrongly more often, which the check then rejects."""
-SETTLE_S = 0.3
-"""Audio a partial hypothesis must have heard past a candidate's end before the candidate
-is checked, in seconds: a streaming decoder may still change the last words."""
-PARTIAL_EVERY_S = 0.2
-"""How often the spotter's partial hypothesis is read, in seconds of audio."""
+PARTIAL_EVERY_S = 0.1
+"""How often the spotter's partial hypothesis is read, in seconds of audio. When it shows
+a phrase, the spotter's segment is closed at once, for the word times of a final result
+(vosk's partial word times come seconds late)."""
 FILLER_FINALS = (0, 1, 4, 8, 16, 17, 21)
 """Syllable endings of the fillers: none, ㄱ, ㄴ, ㄹ, ㅁ, ㅂ, ㅇ (the commonest codas)."""
 _NOT_WORD = re.compile(r"[^\w\s]")
@@ -132,7 +131,6 @@ class PhraseWakeDetector:
             model, RATE_HZ, json.dumps(grammar, ensure_ascii=False)
         )
         self._spotter.SetWords(True)
-        self._spotter.SetPartialWords(True)
         self._free = self._scorer(None)
         self._constrained = {text: self._scorer([text]) for text in set(self._spoken)}
         self.spotted_bytes = 0
@@ -206,23 +204,26 @@ class PhraseWakeStream:
         rec = self._d._spotter
         if rec.AcceptWaveform(pcm):
             self._done += json.loads(rec.Result()).get("result", [])
-            return self._candidates(self._done, final=True)
+            return self._candidates()
         self._since_partial += len(pcm)
         if self._since_partial < PARTIAL_EVERY_S * BYTES_PER_S:
-            return []  # a partial result costs a traceback of the lattice
+            return []
         self._since_partial = 0
-        partial = json.loads(rec.PartialResult()).get("partial_result", [])
-        return self._candidates(self._done + partial, final=False)
+        partial = json.loads(rec.PartialResult()).get("partial", "").split()
+        if not any(_contains(partial, wanted) for wanted in self._d.words):
+            return []
+        return self.finish()  # a phrase: its times now, from a final result
 
     def finish(self) -> list[Detection]:
         if self._finished:
             return []
         self._finished = True
         self._done += json.loads(self._d._spotter.FinalResult()).get("result", [])
-        return self._candidates(self._done, final=True)
+        return self._candidates()
 
-    def _candidates(self, words: list[dict], final: bool) -> list[Detection]:
-        heard_s = len(self._audio) / BYTES_PER_S
+    def _candidates(self) -> list[Detection]:
+        """The phrase that opens the utterance, checked (once each)."""
+        words = self._done
         texts = [str(w.get("word", "")) for w in words]
         for index, wanted in enumerate(self._d.words):
             n = len(wanted)
@@ -233,8 +234,6 @@ class PhraseWakeStream:
                 end = float(words[i + n - 1]["end"]) - self._origin_s
                 if start > LEAD_S:
                     break  # not at the start of the utterance: speech that contains it
-                if not final and end + SETTLE_S > heard_s:
-                    continue  # the decoder may still change it
                 if any(p == index and s < end and start < e for p, s, e in self._checked):
                     continue
                 self._checked.append((index, start, end))
@@ -259,6 +258,11 @@ class PhraseWakeStream:
         if score < self._d.threshold:
             return None
         return Detection(phrase, round(start, 3), round(end, 3), round(score, 3))
+
+
+def _contains(words: list[str], wanted: list[str]) -> bool:
+    n = len(wanted)
+    return any(words[i : i + n] == wanted for i in range(len(words) - n + 1))
 
 
 def _score(raw: str) -> float:
