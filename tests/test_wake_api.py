@@ -100,3 +100,30 @@ def test_muted_no_audio_reaches_the_recognizer(shared_dir):
     assert hear(muted=True) == [] and recognizer.opened == 0
     heard = hear(muted=False)
     assert recognizer.opened >= 1 and any(type(e).__name__ == "UtteranceHeard" for e in heard)
+
+
+def test_with_wake_only_the_phrase_stops_a_reply_and_opens_the_window(tmp_path, mosquitto):
+    from sori.events import SpeechStarted, WakeDetected
+    from test_daemon import SlowSpeaker, closing
+
+    daemon = build(write_config(tmp_path, mosquitto, wake=""), tmp_path / "r.wav", input_name="mic")
+    daemon.player.sink = SlowSpeaker()
+
+    async def main():
+        speaking = asyncio.create_task(
+            daemon.player.say("거실 조명을 켰어요. 또 필요한 게 있나요?")
+        )
+        await asyncio.sleep(0.3)
+        await daemon.on_heard(SpeechStarted(0, 1, 0))  # the TV, or the speaker itself
+        still = daemon.player.playing
+        now = daemon.clock.now_ns()
+        await daemon.on_heard(WakeDetected(now, 2, "소리야", now - 400_000_000, now, 5.0))
+        spoken = await speaking
+        await daemon.drain()  # the earcon
+        return still, spoken, daemon.health()["listening"]
+
+    still, spoken, listening = asyncio.run(closing(daemon, main()))
+    assert still  # speech without the phrase does not cut the reply
+    assert spoken.interrupted
+    assert daemon.metrics.barge_ins == 1
+    assert 4.0 < listening["listening_s"] <= 5.0 and listening["wakes"] == 1
