@@ -476,7 +476,8 @@ class DaemonConfig:
     log_format: str = "json"
     """ "json" (one object per line) or "text"."""
     earcon: bool = True
-    """Play a short tone before a spoken error."""
+    """Play a short tone before a spoken error, and the listening tone when the wake phrase
+    (or POST /listen) opens a window."""
     thinking: bool = True
     """Answer what no preset understands with the language-model tiers ([llm], [router],
     [edge]); false gives a short "not understood" reply instead."""
