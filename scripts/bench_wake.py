@@ -110,6 +110,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--minutes", type=float, default=30.0, help="non-wake audio, minutes")
     parser.add_argument("--variants", type=int, default=6, help="noisy copies per clip (misses)")
+    parser.add_argument(
+        "--sweep", action="store_true",
+        help="decide nothing (threshold -100): report false wakes and misses per threshold",
+    )  # fmt: skip
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):
@@ -117,6 +121,10 @@ def main() -> int:
     rng = np.random.default_rng(2026)
     clips = load_clips()
     base = Config()
+    if args.sweep:
+        base = replace(base, wake=replace(base.wake, threshold=-100.0))
+    false_scores: list[float] = []
+    own_scores: list[float] = []  # per trial: its own phrase's best score, or -inf
 
     # false wakes
     config = replace(base, wake=replace(base.wake, phrases=FALSE_PHRASES))
@@ -130,6 +138,7 @@ def main() -> int:
         busy_ns += busy
         for event in found:
             false[event.phrase] += 1
+            false_scores.append(event.score)
     hours = audio_s / 3600
 
     # misses and latency
@@ -157,6 +166,7 @@ def main() -> int:
             found, _, _ = hear(config, detector, audio)
             trials += 1
             own = [e for e in found if e.phrase == openers[name]]
+            own_scores.append(max((e.score for e in own), default=float("-inf")))
             wrong += len(found) - len(own)
             if not own:
                 misses += 1
@@ -182,6 +192,14 @@ def main() -> int:
         if latencies
         else None,
     }
+    if args.sweep:
+        result["sweep"] = {
+            t: {
+                "false_wakes_per_hour": round(sum(x >= t for x in false_scores) / hours, 2),
+                "miss_rate": round(sum(x < t for x in own_scores) / max(1, trials), 3),
+            }
+            for t in (-10.0, -6.0, -4.0, -2.0, 0.0, 2.0, 4.0)
+        }
     if args.json:
         print(json.dumps(result, ensure_ascii=False))
     else:
