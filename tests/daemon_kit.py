@@ -80,9 +80,15 @@ default_handler = "mqtt"
 """
 
 
-def write_config(folder: Path, mqtt_url: str, extra: str = "") -> Path:
+WAKE_OFF = "\n[wake]\nenabled = false\n"
+"""Every utterance is a command (the command files of these tests have no wake phrase)."""
+
+
+def write_config(folder: Path, mqtt_url: str, extra: str = "", wake: str = WAKE_OFF) -> Path:
+    """A config of the test home; `wake` is its [wake] section (default: off)."""
     path = folder / "sori.toml"
-    path.write_text(HOME_TOML + f'\n[mqtt]\nurl = "{mqtt_url}"\n' + extra, encoding="utf-8")
+    body = HOME_TOML + f'\n[mqtt]\nurl = "{mqtt_url}"\n' + extra + wake
+    path.write_text(body, encoding="utf-8")
     return path
 
 

@@ -27,6 +27,7 @@ FLOORS = {
     "tts": 2,
     "actions": 2,
     "state": 2,
+    "wake": 2,
     "pipeline": 3,
     "testing": 3,
     "conformance": 3,
@@ -49,7 +50,7 @@ FLOORS = {
     "__init__": 5,
 }
 # Floor-2 stages talk through events only; they never import each other.
-STAGES = {"stt", "intents", "llm", "tts", "actions", "state"}
+STAGES = {"stt", "intents", "llm", "tts", "actions", "state", "wake"}
 
 
 def _part(path: Path) -> str:

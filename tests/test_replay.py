@@ -15,7 +15,7 @@ from sori.replaying import FIELDS
 
 def sori(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "sori", "replay", *args],
+        [sys.executable, "-m", "sori", "replay", "--no-wake", *args],
         input=stdin,
         capture_output=True,
         timeout=300,

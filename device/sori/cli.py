@@ -19,8 +19,8 @@ from sori.redact import redact
 
 # Subcommand modules; each defines `add_parser(subparsers)` and `run(args) -> int`.
 COMMANDS = (
-    "demo", "intent", "phrases", "conformance", "replay", "ask", "run", "setup", "models",
-    "doctor", "wyoming",
+    "demo", "intent", "phrases", "conformance", "replay", "wake", "ask", "run", "setup",
+    "models", "doctor", "wyoming",
 )  # fmt: skip
 
 # The extra (pyproject.toml) that brings each optional top-level module, for the message

@@ -25,6 +25,7 @@ from sori.actions import ActionRegistry, Timers
 from sori.actions.timers import Timer
 from sori.clock import Clock, MonotonicClock
 from sori.conversation.context import FollowUps
+from sori.conversation.listening import Conversation
 from sori.events import (
     ActionFinished,
     AnswerSentence,
@@ -37,6 +38,7 @@ from sori.events import (
     TurnFinished,
     TurnRouted,
     UtteranceHeard,
+    WakeDetected,
 )
 from sori.metrics import Metrics
 from sori.multi_command import Plan, carry_out, plan
@@ -87,6 +89,7 @@ class Daemon:
         barge_in: bool = True,
         earcon: bool = True,
         followups: FollowUps | None = None,
+        conversation: Conversation | None = None,
     ) -> None:
         self.understanding = understanding
         self.registry = registry
@@ -101,6 +104,10 @@ class Daemon:
         self.earcon = earcon
         self.followups = followups
         """The last command's context, for follow-ups ("안방도"); None: no follow-ups."""
+        self.conversation = conversation or Conversation(gated=False)
+        """Wake, windows and mute (`sori.conversation.listening`); ungated: every utterance
+        is heard."""
+        self.metrics.muted = self.conversation.muted
         self.player.emit = self.emit
         self.timers.on_ring = self._ring
         self._subscribers: set[asyncio.Queue] = set()
@@ -324,6 +331,7 @@ class Daemon:
         error = error or "; ".join(s.error for s in spoken if s.error)
         response = " ".join(s.text for s in spoken if s.text)
         self.emit(TurnFinished(now, uid, text, intent, tier, response, stages, error))
+        self.conversation.replied(now)
         self.turns_done += 1
         turn = {
             "turn": uid,
@@ -386,7 +394,11 @@ class Daemon:
         Without barge-in, an utterance that begins while the speaker talks is most likely
         the speaker's own voice (there is no echo cancellation), so it is not acted on."""
         self.emit(event)
-        if isinstance(event, SpeechStarted):
+        if isinstance(event, WakeDetected):
+            self._woke(event)
+        elif isinstance(event, SpeechStarted):
+            if self.conversation.gated:
+                return  # with a wake phrase, only the phrase stops a reply (see _woke)
             if self.barge_in and self.player.interrupt():
                 self.metrics.barge_ins += 1
                 log.info("barge-in: reply stopped for utterance %d", event.utterance_id)
@@ -394,6 +406,8 @@ class Daemon:
                 self._unheard.add(event.utterance_id)
                 log.info("utterance %d began while speaking; ignored", event.utterance_id)
         elif isinstance(event, UtteranceHeard):
+            if event.text.strip():
+                self.conversation.heard(event.speech_end_ns)
             self._unheard.discard(event.utterance_id)
             self._heard[event.utterance_id] = event
             while len(self._heard) > 32:  # utterances that made no turn (empty transcripts)
@@ -419,6 +433,31 @@ class Daemon:
                 self.spawn(self.multi_turn(several, event.utterance_id, event.t_ns))
             else:
                 self.spawn(self.think_turn(event.text, event.utterance_id, event.t_ns))
+
+    def _woke(self, event: WakeDetected) -> None:
+        """The wake phrase: stop a reply (barge-in), play the listening earcon, listen."""
+        self.conversation.woke(event.end_ns)
+        self._unheard.discard(event.utterance_id)
+        if self.player.interrupt():
+            self.metrics.barge_ins += 1
+            log.info("barge-in: the wake phrase stopped the reply")
+        if self.earcon:
+            self.spawn(self.player.say("", event.utterance_id, "listen"))
+
+    def mute(self, muted: bool) -> dict[str, Any]:
+        """`POST /mute`, `/unmute`: nothing reaches the recognizer while muted."""
+        self.conversation.mute(muted)
+        self.metrics.muted = muted
+        if muted:
+            self.player.interrupt()
+        return self.conversation.state(self.clock.now_ns())
+
+    def listen_now(self) -> dict[str, Any]:
+        """`POST /listen` (push-to-talk): a command without the wake phrase, from now."""
+        self.conversation.listen(self.clock.now_ns())
+        if self.earcon and not self.conversation.muted:
+            self.spawn(self.player.say("", 0, "listen"))
+        return self.conversation.state(self.clock.now_ns())
 
     async def listen(self, events: AsyncIterator[Event]) -> None:
         """Consume hearing events until the source ends, then let open turns finish."""
@@ -465,6 +504,7 @@ class Daemon:
             "reload": self.last_reload,
             "playing": self.player.playing,
             "timers": len(self.timers.active()),
+            "listening": self.conversation.state(self.clock.now_ns()),
         }
 
     async def close(self, timeout_s: float = 5.0) -> list[str]:

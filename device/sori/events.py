@@ -330,6 +330,24 @@ class TurnRouted:
     """Turn start to the end of the answer, in nanoseconds."""
 
 
+@dataclass(frozen=True, slots=True)
+class WakeDetected:
+    """A wake phrase was heard at the start of an utterance."""
+
+    t_ns: int
+    """When the event was emitted, in clock nanoseconds."""
+    utterance_id: int
+    """The utterance it opens."""
+    phrase: str
+    """The configured phrase heard (`[wake] phrases`)."""
+    start_ns: int
+    """Stream time where the phrase begins, in nanoseconds."""
+    end_ns: int
+    """Stream time where the phrase ends, in nanoseconds."""
+    score: float
+    """The detector's decision score (phrase backend: likelihood ratio per second)."""
+
+
 Event = (
     SpeechStarted
     | SpeechStopped
@@ -349,4 +367,5 @@ Event = (
     | AnswerSentence
     | AnswerStopped
     | TurnRouted
+    | WakeDetected
 )

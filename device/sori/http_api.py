@@ -4,6 +4,9 @@ GET  /health    {"status": "ok", ...}; never needs the token
 GET  /metrics   Prometheus text: stage latency histograms, turns per tier, errors, ...
 POST /say       {"text": "거실 불 켜줘"} → the turn as JSON (intent, actions, reply, timings);
                 Content-Type application/json and the token, always
+POST /mute      nothing reaches the recognizer until /unmute (kept across restarts);
+POST /unmute    the state as JSON {"muted", "wake", "listening_s", "wakes"}; the token
+POST /listen    push-to-talk: a command without the wake phrase for [wake] listen_s
 GET  /events    server-sent events: one `data:` line per event, each turn and stage;
                 without the token only types, ids, intents, tiers, ok flags and timings
 
@@ -43,7 +46,15 @@ AUTHENTICATED: Any = (
     web.RequestKey("authenticated", bool) if hasattr(web, "RequestKey") else "authenticated"
 )
 """Where the guard leaves whether the request carried the token."""
-ROUTES = {"/health": "GET", "/metrics": "GET", "/say": "POST", "/events": "GET"}
+ROUTES = {
+    "/health": "GET",
+    "/metrics": "GET",
+    "/say": "POST",
+    "/events": "GET",
+    "/mute": "POST",
+    "/unmute": "POST",
+    "/listen": "POST",
+}
 
 PUBLIC_FIELDS = frozenset(
     "type t_ns utterance_id intent tier ok handler target confidence early cached "
@@ -81,6 +92,9 @@ class HttpApi:
         app.router.add_get("/metrics", self._metrics, allow_head=False)
         app.router.add_post("/say", self._say)
         app.router.add_get("/events", self._events, allow_head=False)
+        app.router.add_post("/mute", self._mute)
+        app.router.add_post("/unmute", self._unmute)
+        app.router.add_post("/listen", self._listen)
         self._runner = web.AppRunner(
             app,
             access_log=None,
@@ -134,7 +148,10 @@ class HttpApi:
             return _error(403, "requests from web pages are refused; see http.allowed_origins")
         path = request.path
         if path not in ROUTES:
-            return _error(404, "no such endpoint; try /health, /metrics, /say, /events")
+            return _error(
+                404,
+                "no such endpoint; try /health, /metrics, /say, /events, /mute, /unmute, /listen",
+            )
         if request.method != ROUTES[path]:
             return _error(405, f"{path} takes {ROUTES[path]}", {"Allow": ROUTES[path]})
         changes_state = request.method != "GET"
@@ -186,6 +203,15 @@ class HttpApi:
             raise _Refused(408, f"the body did not arrive within {BODY_TIMEOUT_S:g} s") from None
         turn = await self.daemon.say(_text_of(body))
         return _json(200, redact_data(turn))
+
+    async def _mute(self, request: web.Request) -> web.Response:
+        return _json(200, self.daemon.mute(True))
+
+    async def _unmute(self, request: web.Request) -> web.Response:
+        return _json(200, self.daemon.mute(False))
+
+    async def _listen(self, request: web.Request) -> web.Response:
+        return _json(200, self.daemon.listen_now())
 
     async def _events(self, request: web.Request) -> web.StreamResponse:
         if len(self._streams) >= self.config.max_event_clients:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import bisect
 import threading
 
-from sori.events import ActionFinished, Event, TurnFinished
+from sori.events import ActionFinished, Event, TurnFinished, WakeDetected
 
 LATENCY_BUCKETS_S = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 """Histogram bucket bounds for latencies, in seconds."""
@@ -53,6 +53,9 @@ class Metrics:
         self.action_latency: dict[str, Histogram] = {}
         self.edge_ttfb = Histogram()
         self.barge_ins = 0
+        self.wakes = 0
+        self.muted = False
+        """Mirrors the daemon's muted state for the `sori_muted` gauge."""
 
     def observe(self, event: Event) -> None:
         with self._lock:
@@ -62,6 +65,8 @@ class Metrics:
                     self.stages.setdefault(stage, Histogram()).observe(ns / 1e9)
                 if event.error:
                     self.count_error("turn")
+            elif isinstance(event, WakeDetected):
+                self.wakes += 1
             elif isinstance(event, ActionFinished):
                 key = (event.handler, "ok" if event.ok else "failed")
                 self.actions[key] = self.actions.get(key, 0) + 1
@@ -104,6 +109,10 @@ class Metrics:
             out += [f'sori_errors_total{{kind="{k}"}} {n}' for k, n in sorted(self.errors.items())]
             out += _head("sori_barge_ins_total", "counter", "Replies cut off by the user.")
             out.append(f"sori_barge_ins_total {self.barge_ins}")
+            out += _head("sori_wakes_total", "counter", "Wake phrases heard.")
+            out.append(f"sori_wakes_total {self.wakes}")
+            out += _head("sori_muted", "gauge", "1 while muted: no audio reaches the recognizer.")
+            out.append(f"sori_muted {int(self.muted)}")
             return "\n".join(out) + "\n"
 
 

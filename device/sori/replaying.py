@@ -7,9 +7,11 @@ the audio had arrived in real time, or paced like a microphone (`realtime`).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from sori.assemble.hearing import build_hearing, front_end
+from sori.assemble.wake import build_conversation
 from sori.clock import MonotonicClock
 from sori.config import Config
 from sori.events import (
@@ -18,8 +20,9 @@ from sori.events import (
     IntentCorrected,
     TranscriptFinal,
     UtteranceHeard,
+    WakeDetected,
 )
-from sori.pipeline import ReplayClock, pace, replay
+from sori.pipeline import NeverOpen, ReplayClock, pace, replay
 
 FIELDS = (
     "file",
@@ -38,23 +41,50 @@ FIELDS = (
 
 
 def replay_source(
-    source: Any, config: Config, recognizer: Any, understanding: Any, realtime: bool = False
+    source: Any,
+    config: Config,
+    recognizer: Any,
+    understanding: Any,
+    realtime: bool = False,
+    wake: Any = None,
 ) -> list[dict[str, Any]]:
-    """Run one source through a fresh pipeline; one record per utterance."""
+    """Run one source through a fresh pipeline; one record per utterance heard as a
+    command. With a `wake` detector, as the daemon hears a file: an utterance is a command
+    when it opens with a wake phrase or begins in a listening or follow-up window."""
+    conversation = (
+        build_conversation(config, source.name, keep_state=False) if wake is not None else None
+    )
     if realtime:
-        clock = MonotonicClock()
+        clock: Any = MonotonicClock()
         origin = clock.now_ns()
-        hearing = build_hearing(config, recognizer, understanding, clock, origin)
-        events = []
-        for frame in pace(front_end(config, source.frames()), clock, origin):
-            events += hearing.push(frame)
-        events += hearing.end()
+        hearing = build_hearing(
+            config, recognizer, understanding, clock, origin, wake, conversation
+        )
+        frames = pace(front_end(config, source.frames()), clock, origin)
+        stream = (e for frame in frames for e in hearing.push(frame))
+        events = list(_follow(stream, conversation)) + list(_follow(hearing.end(), conversation))
     else:
-        replay_clock = ReplayClock()
+        clock = ReplayClock()
         origin = 0
-        hearing = build_hearing(config, recognizer, understanding, replay_clock, origin)
-        events = list(replay(front_end(config, source.frames()), hearing, replay_clock))
+        hearing = build_hearing(
+            config, recognizer, understanding, clock, origin, wake, conversation
+        )
+        events = list(
+            _follow(replay(front_end(config, source.frames()), hearing, clock), conversation)
+        )
     return summarize(source.name, events, origin)
+
+
+def _follow(events: Iterable[Event], conversation: Any) -> Iterator[Event]:
+    """`events` as they come, telling `conversation` (when there is one) what the daemon
+    would: a wake phrase opens the listening window, a command the follow-up window."""
+    for event in events:
+        if conversation is not None:
+            if isinstance(event, WakeDetected):
+                conversation.woke(event.end_ns)
+            elif isinstance(event, UtteranceHeard) and event.text.strip():
+                conversation.heard(event.speech_end_ns)
+        yield event
 
 
 def summarize(name: str, events: list[Event], origin_ns: int = 0) -> list[dict[str, Any]]:
@@ -96,3 +126,22 @@ def summarize(name: str, events: list[Event], origin_ns: int = 0) -> list[dict[s
 
 def _s(ns: int) -> float:
     return round(ns / 1e9, 3)
+
+
+def wake_scan(source: Any, config: Config, detector: Any) -> list[dict[str, Any]]:
+    """The wake phrases `detector` hears in one source, through the voice detector as the
+    daemon hears them (`sori wake`): one record per detection, times in seconds from the
+    start of the source."""
+    clock = ReplayClock()
+    hearing = build_hearing(config, None, None, clock, 0, detector, NeverOpen())
+    return [
+        {
+            "file": source.name,
+            "phrase": event.phrase,
+            "start_s": _s(event.start_ns),
+            "end_s": _s(event.end_ns),
+            "score": round(event.score, 2),
+        }
+        for event in replay(front_end(config, source.frames()), hearing, clock)
+        if isinstance(event, WakeDetected)
+    ]

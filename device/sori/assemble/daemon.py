@@ -18,6 +18,7 @@ from sori.assemble.speaking import build_sink, build_voice, replies, warm_later
 from sori.assemble.state import build_answerer, reload_answerer
 from sori.assemble.thinking import start_thinking
 from sori.assemble.understanding import Swappable, presets_from_config
+from sori.assemble.wake import build_conversation
 from sori.clock import Clock, MonotonicClock
 from sori.config import Config
 from sori.conversation.context import FollowUps
@@ -38,9 +39,13 @@ def build_daemon(
     load: Callable[[], tuple[Config, Home]],
     clock: Clock | None = None,
     warm_presets: bool = True,
+    input_name: str = "none",
+    no_wake: bool = False,
 ) -> Daemon:
     """Every stage, loaded and connected, speaking to `output` (see `build_sink`);
-    blocking (models load here). `load` reads the config and home again on a reload."""
+    blocking (models load here). `load` reads the config and home again on a reload.
+    `input_name` ("mic", a file, "none") and `no_wake` decide how turns are gated
+    (`build_conversation`)."""
     clock = clock or MonotonicClock()
     presets = presets_from_config(config.intents, home)
     understanding = Swappable(presets)
@@ -70,6 +75,7 @@ def build_daemon(
         followups=FollowUps(
             understanding, config.conversation.context_s, config.conversation.brightness_step
         ),
+        conversation=build_conversation(config, input_name, no_wake),
     )
 
     def reload() -> str:

@@ -147,12 +147,16 @@ def commit_settings(config: Config) -> CommitSettings:
 
 def build_hearing(
     config: Config,
-    recognizer: SpeechRecognizer,
+    recognizer: SpeechRecognizer | None,
     understanding: Any,
     clock: Clock,
     origin_ns: int = 0,
+    wake: Any = None,
+    gate: Any = None,
 ) -> Hearing:
-    """A fresh pipeline (one per audio stream) around an already loaded recognizer."""
+    """A fresh pipeline (one per audio stream) around an already loaded recognizer (None:
+    wake detection only), with a wake detector and the gate that says when an utterance
+    needs it (see `sori.pipeline.Hearing`)."""
     return Hearing(
         build_scorer(config),
         recognizer,
@@ -161,21 +165,32 @@ def build_hearing(
         endpoint=endpoint_settings(config),
         commit=commit_settings(config),
         origin_ns=origin_ns,
+        wake=wake,
+        gate=gate,
     )
 
 
 def open_hearing(
-    input_name: str, config: Config, understanding: Any, clock: Clock
+    input_name: str, config: Config, understanding: Any, clock: Clock, conversation: Any = None
 ) -> tuple[Any, AsyncIterator[Event]]:
     """The audio source `input_name` names ("mic" or a file) and the async stream of
-    hearing events from it; blocking (the recognizer loads here)."""
+    hearing events from it; blocking (the recognizer and wake detector load here). The
+    `conversation` (`sori.conversation.listening`) mutes, and when gated, the wake phrase opens
+    turns."""
     from sori.audio.sources import FileSource, MicSource
 
     if input_name != "mic":  # a broken file is refused before the recognizer loads
         source = FileSource(input_name, config.audio.frame_ms)
     phrases = understanding.phrases(config.stt.phrases.max_phrases)
     recognizer = build_recognizer(config.stt, phrases, config.audio, config.vad.pre_roll_ms)
+    wake = None
+    if conversation is not None and conversation.gated:
+        from sori.assemble.wake import build_wake_detector
+
+        wake = build_wake_detector(config, recognizer=recognizer)
     if input_name == "mic":  # opened last: audio buffered while models load would be stale
         source = MicSource(config.audio.device, config.audio.frame_ms).open()
-    hearing = build_hearing(config, recognizer, understanding, clock, clock.now_ns())
+    hearing = build_hearing(
+        config, recognizer, understanding, clock, clock.now_ns(), wake, conversation
+    )
     return source, hear(front_end(config, source.frames()), hearing)

@@ -39,12 +39,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     )
     parser.add_argument("--rate", type=int, default=16000, help="raw stdin sample rate, Hz")
     parser.add_argument("--channels", type=int, default=1, help="raw stdin channel count")
+    parser.add_argument(
+        "--no-wake", action="store_true",
+        help="hear every utterance as a command, without the wake phrase ([wake] enabled)",
+    )  # fmt: skip
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
     # Hearing needs the audio extra: imported here, so other commands run without it.
     from sori.assemble.hearing import build_recognizer
+    from sori.assemble.wake import build_wake_detector
     from sori.audio.format import check_channels, check_rate
     from sori.audio.sources import FileSource, RawSource
     from sori.replaying import replay_source
@@ -75,9 +80,12 @@ def run(args: argparse.Namespace) -> int:
         return 2
     phrases = presets.phrases(config.stt.phrases.max_phrases)
     recognizer = build_recognizer(config.stt, phrases, config.audio, config.vad.pre_roll_ms)
+    wake = None
+    if config.wake.enabled and not args.no_wake:
+        wake = build_wake_detector(config, recognizer=recognizer)
     for source in sources:
         try:
-            for record in replay_source(source, config, recognizer, presets, args.realtime):
+            for record in replay_source(source, config, recognizer, presets, args.realtime, wake):
                 print(format_record(record, args.json), flush=True)
         except AudioError as exc:
             print(f"sori replay: {exc}", file=sys.stderr)

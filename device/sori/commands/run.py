@@ -53,6 +53,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     parser.add_argument(
         "--http", metavar="HOST:PORT", help="HTTP API address (default http.bind); 'off' for none"
     )
+    parser.add_argument(
+        "--no-wake", action="store_true",
+        help="hear every utterance as a command, without the wake phrase ([wake] enabled)",
+    )  # fmt: skip
     return parser
 
 
@@ -106,7 +110,15 @@ async def serve(
         loop.add_signal_handler(sig, stop.set)
     stopping = asyncio.create_task(stop.wait())
     building = asyncio.ensure_future(
-        asyncio.to_thread(build_daemon, config, home, args.output, lambda: load_home(args))
+        asyncio.to_thread(
+            build_daemon,
+            config,
+            home,
+            args.output,
+            lambda: load_home(args),
+            input_name=args.input,
+            no_wake=getattr(args, "no_wake", False),
+        )  # fmt: skip
     )
     daemon: Daemon | None = None
     api = source = listening = error = None
@@ -132,8 +144,13 @@ async def serve(
 
             hearing = asyncio.ensure_future(
                 asyncio.to_thread(
-                    open_hearing, args.input, config, daemon.understanding, daemon.clock
-                )
+                    open_hearing,
+                    args.input,
+                    config,
+                    daemon.understanding,
+                    daemon.clock,
+                    daemon.conversation,
+                )  # fmt: skip
             )
             if not await _first(hearing, stopping):
                 return 0

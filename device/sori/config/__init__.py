@@ -51,6 +51,7 @@ from sori.config.sections import (
     VadConfig,
     VitsTtsConfig,
     VoskConfig,
+    WakeConfig,
     WebhookConfig,
     WyomingConfig,
 )
@@ -91,6 +92,7 @@ __all__ = [
     "VadConfig",
     "VitsTtsConfig",
     "VoskConfig",
+    "WakeConfig",
     "WebhookConfig",
     "WyomingConfig",
     "find_config",
@@ -148,6 +150,8 @@ class Config:
     """Board profile: threads, chunk sizes and providers for this board (`sori.board`)."""
     wyoming: WyomingConfig = field(default_factory=WyomingConfig)
     """The Wyoming server for Home Assistant: address and discovery."""
+    wake: WakeConfig = field(default_factory=WakeConfig)
+    """Wake phrase, listening and follow-up windows, mute."""
     source: str = ""
     """Path of the file this config came from; empty for the embedded defaults."""
 

@@ -460,6 +460,32 @@ class HttpConfig:
 
 
 @dataclass(frozen=True)
+class WakeConfig:
+    enabled: bool = True
+    """Hear a turn only after a wake phrase (or in a listening or follow-up window); false:
+    every utterance is a turn. `sori run` and `sori replay` honour it (--no-wake skips it)."""
+    phrases: list[str] = field(default_factory=lambda: ["소리야"])
+    """Wake phrases: Korean words or short phrases the recognizer's model knows (a word it
+    does not know is refused at start with a spelling in known pieces, e.g. "생명력 이")."""
+    backend: str = ranged("phrase", choices=("phrase", "sherpa-kws"))
+    """ "phrase": the vosk recognizer constrained to the phrases, checked by a likelihood
+    ratio; "sherpa-kws": sherpa-onnx's keyword spotter (not built yet)."""
+    threshold: float = ranged(0.0, -100, 100)
+    """Least likelihood ratio per second (constrained minus free-form decode of the audio
+    up to the phrase's end) for a detection; higher misses more, wakes wrongly less."""
+    listen_s: float = ranged(5.0, 0.5, 60)
+    """Seconds after a wake phrase alone (or POST /listen) in which an utterance may begin
+    and be heard as a command."""
+    follow_up_s: float = ranged(4.0, 0, 60)
+    """Seconds after a reply in which a command needs no wake phrase; 0 disables."""
+    muted: bool = False
+    """Start muted (nothing reaches the recognizer) when no state file says otherwise;
+    POST /mute and /unmute change it and keep it in `state_file`."""
+    state_file: str = "~/.config/sori/state.json"
+    """Where the muted state is kept across restarts (beside the API token by default)."""
+
+
+@dataclass(frozen=True)
 class DaemonConfig:
     barge_in: bool = True
     """Stop the reply when the microphone hears the user speak (no echo cancellation:
@@ -468,7 +494,8 @@ class DaemonConfig:
     log_format: str = "json"
     """ "json" (one object per line) or "text"."""
     earcon: bool = True
-    """Play a short tone before a spoken error."""
+    """Play a short tone before a spoken error, and the listening tone when the wake phrase
+    (or POST /listen) opens a window."""
     thinking: bool = True
     """Answer what no preset understands with the language-model tiers ([llm], [router],
     [edge]); false gives a short "not understood" reply instead."""

@@ -1,1 +1,2 @@
-"""Turn logic that spans turns: what one turn leaves behind for the next."""
+"""Turn logic that spans turns: who is listened to (`listening`: wake phrase, windows,
+mute) and what one turn leaves behind for the next (`context`: follow-ups)."""

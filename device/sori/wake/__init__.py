@@ -1,0 +1,1 @@
+"""Wake detection: is the audio the user calling Sori by name? (see `base.WakeDetector`)."""

@@ -1,0 +1,270 @@
+"""The `phrase` wake backend: vosk, with a grammar of the wake phrases among fillers, and a
+likelihood-ratio check of every candidate.
+
+A wake phrase begins an utterance: it follows a pause ("소리야", "소리야 불 켜줘"), as
+one calls a person by name. So only the start of each utterance is decoded (`SPOT_S`),
+and only a phrase beginning within `LEAD_S` of it is a candidate; the rest of a long
+utterance, a TV sentence or a conversation, costs nothing.
+
+1. Spotting. One vosk recognizer decodes the utterance's start with a small grammar: the
+   wake phrases (each listed `WEIGHT` times) among some two thousand Korean syllables the
+   model knows as words (`fillers`). Any speech decodes into syllables; a wake phrase wins
+   where the audio fits it better than syllables do.
+2. Checking. A grammar decoder turns other words into a wake word with high confidence
+   ("소리를" → "소리야"), so each candidate is decoded again from the utterance's start to
+   the phrase's end: once constrained to the phrase, once free-form (the model's whole
+   vocabulary and language model). The likelihood ratio, constrained minus free-form
+   total path score per second, is above 0 when the phrase was said (the free decode
+   finds the same words) and far below when it was not (the constrained decode forces
+   wrong words onto the audio): a detection needs `score >= threshold`. The free-form
+   decoder is kept and reset between checks; only candidates pay for it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Callable
+from typing import Any
+
+from sori.errors import ConfigError
+from sori.wake.base import BYTES_PER_S, RATE_HZ, Detection
+
+log = logging.getLogger(__name__)
+
+DEFAULT_THRESHOLD = 0.0
+"""Least likelihood ratio per second for a detection (calibrated on the shared read-speech
+clips with scripts/bench_wake.py: said phrases score about 4 to 10, others -10 and below)."""
+LEAD_S = 1.0
+"""A phrase must begin within this many seconds of the utterance's first audio (the
+voice detector's pre-roll included) to be a candidate."""
+SPOT_S = 3.5
+"""Audio of each utterance the spotter decodes, in seconds: time for `LEAD_S` and the
+longest phrase; what follows is not decoded."""
+WEIGHT = 10
+"""How many times each wake phrase is listed in the spotting grammar: a heavier phrase is
+missed less and spotted wrongly more often, which the check then rejects."""
+PARTIAL_EVERY_S = 0.1
+"""How often the spotter's partial hypothesis is read, in seconds of audio. When it shows
+a phrase, the spotter's segment is closed at once, for the word times of a final result
+(vosk's partial word times come seconds late)."""
+FILLER_FINALS = (0, 1, 4, 8, 16, 17, 21)
+"""Syllable endings of the fillers: none, ㄱ, ㄴ, ㄹ, ㅁ, ㅂ, ㅇ (the commonest codas)."""
+_NOT_WORD = re.compile(r"[^\w\s]")
+
+
+def phrase_words(phrase: str) -> list[str]:
+    """A phrase as the words a decoder gives: punctuation dropped, split on spaces."""
+    return _NOT_WORD.sub(" ", phrase).split()
+
+
+def fillers(known: Callable[[str], bool]) -> list[str]:
+    """Hangul syllables (any initial and vowel, endings `FILLER_FINALS`) the model knows."""
+    found = []
+    for initial in range(19):
+        for vowel in range(21):
+            for final in FILLER_FINALS:
+                syllable = chr(0xAC00 + (initial * 21 + vowel) * 28 + final)
+                if known(syllable):
+                    found.append(syllable)
+    return found
+
+
+def split_known(word: str, known: Callable[[str], bool]) -> list[str] | None:
+    """`word` as the fewest known pieces, longest first piece first; None when impossible."""
+    if known(word):
+        return [word]
+    for cut in range(len(word) - 1, 0, -1):
+        if known(word[:cut]):
+            rest = split_known(word[cut:], known)
+            if rest is not None:
+                return [word[:cut], *rest]
+    return None
+
+
+def check_phrases(phrases: list[str], known: Callable[[str], bool]) -> list[list[str]]:
+    """Each phrase as its words; ConfigError naming every word the model does not know,
+    with a spelling it does know where there is one."""
+    if not phrases:
+        raise ConfigError('wake.phrases is empty; add at least one, e.g. phrases = ["소리야"]')
+    result, problems = [], []
+    for phrase in phrases:
+        words = phrase_words(phrase)
+        if not words:
+            problems.append(f"{phrase!r} has no words")
+        for word in words:
+            if not known(word):
+                pieces = split_known(word, known)
+                hint = f' (write it as "{" ".join(pieces)}")' if pieces else ""
+                problems.append(f"{word!r} in {phrase!r} is not in the model's vocabulary{hint}")
+        result.append(words)
+    if problems:
+        raise ConfigError(
+            "wake.phrases: " + "; ".join(problems) + ". The phrase backend hears only words "
+            "the vosk model knows: split a word into known pieces as suggested, or choose "
+            "another phrase"
+        )
+    return result
+
+
+class PhraseWakeDetector:
+    """Wake phrases spotted among fillers and checked by likelihood ratio (see module)."""
+
+    name = "phrase"
+
+    def __init__(
+        self, model: Any, phrases: list[str], threshold: float = DEFAULT_THRESHOLD
+    ) -> None:
+        import vosk
+
+        def known(word: str) -> bool:
+            return model.vosk_model_find_word(word) >= 0
+
+        self.model = model
+        self.phrases = list(phrases)
+        self.threshold = threshold
+        self.words = check_phrases(self.phrases, known)
+        self._spoken = [" ".join(w) for w in self.words]
+        grammar = [*self._spoken * WEIGHT, *fillers(known)]
+        self._spotter = vosk.KaldiRecognizer(
+            model, RATE_HZ, json.dumps(grammar, ensure_ascii=False)
+        )
+        self._spotter.SetWords(True)
+        self._free = self._scorer(None)
+        self._constrained = {text: self._scorer([text]) for text in set(self._spoken)}
+        self.spotted_bytes = 0
+        """Audio the spotter has decoded since it was made: vosk's word times run on across
+        resets, so each stream subtracts where it began."""
+        self.last_checks: list[tuple[str, float]] = []
+        """(phrase, score) of the candidates checked in the last stream, for calibration."""
+        self._decode(self._free, bytes(BYTES_PER_S // 2))  # a free decoder's first run is slow
+
+    def _scorer(self, grammar: list[str] | None) -> Any:
+        import vosk
+
+        if grammar is None:
+            rec = vosk.KaldiRecognizer(self.model, RATE_HZ)
+        else:
+            rec = vosk.KaldiRecognizer(self.model, RATE_HZ, json.dumps(grammar, ensure_ascii=False))
+        rec.SetMaxAlternatives(1)  # results then carry the best path's total score
+        return rec
+
+    def _decode(self, rec: Any, pcm: bytes) -> float:
+        """Total path score of `pcm` decoded by `rec` on its own; `rec` is reset after."""
+        score = 0.0
+        step = BYTES_PER_S // 5
+        for i in range(0, len(pcm), step):
+            if rec.AcceptWaveform(pcm[i : i + step]):
+                score += _score(rec.Result())
+        score += _score(rec.FinalResult())
+        rec.Reset()
+        return score
+
+    def score(self, spoken: str, window: bytes) -> float:
+        """Likelihood ratio per second of `window` for the phrase `spoken` (its words)."""
+        seconds = max(len(window) / BYTES_PER_S, 1e-3)
+        constrained = self._decode(self._constrained[spoken], window)
+        free = self._decode(self._free, window)
+        return (constrained - free) / seconds
+
+    def open_stream(self) -> PhraseWakeStream:
+        self._spotter.Reset()
+        self.last_checks = []
+        return PhraseWakeStream(self)
+
+
+class PhraseWakeStream:
+    """The start of one utterance through the spotter; candidates are checked as they
+    settle, and at most one detection is made (the phrase that opens the utterance)."""
+
+    def __init__(self, detector: PhraseWakeDetector) -> None:
+        self._d = detector
+        self._origin_s = detector.spotted_bytes / BYTES_PER_S
+        self._audio = bytearray()
+        self._done: list[dict] = []
+        """Words of the spotter's final results so far (with start/end seconds)."""
+        self._checked: list[tuple[int, float, float]] = []
+        """(phrase index, start, end) of every candidate checked, so each is checked once."""
+        self._since_partial = 0
+        self._finished = False
+
+    def feed(self, pcm: bytes) -> list[Detection]:
+        if self._finished:
+            return []
+        room = int(SPOT_S * BYTES_PER_S) - len(self._audio)
+        if room <= len(pcm):
+            self._spot(pcm[: max(room, 0)])
+            return self.finish()  # the start of the utterance is over
+        return self._spot(pcm)
+
+    def _spot(self, pcm: bytes) -> list[Detection]:
+        self._audio += pcm
+        self._d.spotted_bytes += len(pcm)
+        rec = self._d._spotter
+        if rec.AcceptWaveform(pcm):
+            self._done += json.loads(rec.Result()).get("result", [])
+            return self._candidates()
+        self._since_partial += len(pcm)
+        if self._since_partial < PARTIAL_EVERY_S * BYTES_PER_S:
+            return []
+        self._since_partial = 0
+        partial = json.loads(rec.PartialResult()).get("partial", "").split()
+        if not any(_contains(partial, wanted) for wanted in self._d.words):
+            return []
+        return self.finish()  # a phrase: its times now, from a final result
+
+    def finish(self) -> list[Detection]:
+        if self._finished:
+            return []
+        self._finished = True
+        self._done += json.loads(self._d._spotter.FinalResult()).get("result", [])
+        return self._candidates()
+
+    def _candidates(self) -> list[Detection]:
+        """The phrase that opens the utterance, checked (once each)."""
+        words = self._done
+        texts = [str(w.get("word", "")) for w in words]
+        for index, wanted in enumerate(self._d.words):
+            n = len(wanted)
+            for i in range(len(texts) - n + 1):
+                if texts[i : i + n] != wanted:
+                    continue
+                start = float(words[i]["start"]) - self._origin_s
+                end = float(words[i + n - 1]["end"]) - self._origin_s
+                if start > LEAD_S:
+                    break  # not at the start of the utterance: speech that contains it
+                if any(p == index and s < end and start < e for p, s, e in self._checked):
+                    continue
+                self._checked.append((index, start, end))
+                detection = self._check(index, start, end)
+                if detection is not None:
+                    self.finish_quietly()
+                    return [detection]
+        return []
+
+    def finish_quietly(self) -> None:
+        """Stop spotting: the utterance has made its one detection."""
+        if not self._finished:
+            self._finished = True
+            self._d._spotter.FinalResult()
+
+    def _check(self, index: int, start: float, end: float) -> Detection | None:
+        window = bytes(self._audio[: min(len(self._audio), int(end * RATE_HZ) * 2)])
+        score = self._d.score(self._d._spoken[index], window)
+        phrase = self._d.phrases[index]
+        self._d.last_checks.append((phrase, score))
+        log.debug("wake candidate %r at %.2f-%.2f s: score %.2f", phrase, start, end, score)
+        if score < self._d.threshold:
+            return None
+        return Detection(phrase, round(start, 3), round(end, 3), round(score, 3))
+
+
+def _contains(words: list[str], wanted: list[str]) -> bool:
+    n = len(wanted)
+    return any(words[i : i + n] == wanted for i in range(len(words) - n + 1))
+
+
+def _score(raw: str) -> float:
+    best = (json.loads(raw).get("alternatives") or [{}])[0]
+    return float(best.get("confidence", 0.0))

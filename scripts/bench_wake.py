@@ -1,0 +1,212 @@
+"""Wake-phrase benchmark: false wakes per hour, misses, CPU real-time factor, latency.
+
+    PYTHONPATH=device python scripts/bench_wake.py [--minutes 30] [--json]
+
+- False wakes: at least `--minutes` of audio with no wake phrase, made from the shared
+  read-speech clips (../shared/audio/ko-read), each repeat with another noise (white, pink,
+  brown, hum, babble of the other clips), SNR, gain and offset (cut in mid-sentence, so other
+  words open utterances), with pauses between; generated, never stored. Heard through the
+  daemon's path (Silero VAD, then the `[wake]` backend on each utterance) with the default
+  phrase 소리야 and two others.
+- Misses: each clip's opening word as the wake phrase (one detector for all of them), each
+  clip in several noises and gains; a miss is a clip whose own phrase is not detected.
+- CPU real-time factor of detection (VAD + wake detector) on one core, over the non-wake
+  audio: CPU time / audio time (and the detector's own share, in wall time, which a busy
+  machine inflates).
+- Wake-to-listening latency: from the end of the phrase to its `WakeDetected` event (when
+  the daemon starts the earcon), on the replay clock, which reports times as a live
+  microphone would see them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import sys
+import time
+import wave
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from sori.assemble.hearing import build_hearing
+from sori.assemble.wake import build_wake_detector
+from sori.audio.augment import at_dbfs, babble, gain_db, make_noise, mix_at_snr, to_pcm16
+from sori.audio.format import RATE_HZ, AudioFrame
+from sori.config import Config
+from sori.events import WakeDetected
+from sori.pipeline import NeverOpen, ReplayClock, replay
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "audio" / "ko-read"
+FALSE_PHRASES = ["소리야", "빅스비", "헤이 소리"]
+NOISES = ("white", "pink", "brown", "hum", "babble")
+
+
+def load_clips() -> list[tuple[str, str, np.ndarray]]:
+    with open(SHARED / "manifest.tsv", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    clips = []
+    for row in rows:
+        with wave.open(str(SHARED / row["file"])) as w:
+            pcm = np.frombuffer(w.readframes(w.getnframes()), np.int16)
+        clips.append((row["file"], row["transcript"], pcm.astype(np.float32)))
+    return clips
+
+
+def noisy(speech: np.ndarray, kind: str, snr_db: float, rng, others) -> np.ndarray:
+    if kind == "babble":
+        noise = babble([o for o in others], len(speech), rng)
+    else:
+        noise = make_noise(kind, len(speech), rng)
+    return mix_at_snr(speech, noise, snr_db)
+
+
+def frames_of(audio: np.ndarray, frame_ms: int):
+    pcm = to_pcm16(audio)
+    step = RATE_HZ * frame_ms // 1000 * 2
+    for i in range(0, len(pcm) - step + 1, step):
+        yield AudioFrame(pcm[i : i + step], i // 2 * 1_000_000_000 // RATE_HZ)
+
+
+def hear(config: Config, detector, audio: np.ndarray) -> tuple[list[WakeDetected], float, int]:
+    """(detections, CPU seconds, wake busy ns) of `audio` through VAD and the detector."""
+    clock = ReplayClock()
+    hearing = build_hearing(config, None, None, clock, 0, detector, NeverOpen())
+    cpu = time.process_time()
+    found = [
+        e
+        for e in replay(frames_of(audio, config.audio.frame_ms), hearing, clock)
+        if isinstance(e, WakeDetected)
+    ]
+    return found, time.process_time() - cpu, hearing.wake_busy_ns
+
+
+def non_wake_stream(clips, minutes: float, rng) -> list[np.ndarray]:
+    """Chunks (about a minute each) of varied clip audio with pauses, `minutes` in all."""
+    chunks, chunk, total = [], [], 0.0
+    voices = [c[2] for c in clips]
+    while total < minutes * 60:
+        name, _, speech = clips[rng.integers(len(clips))]
+        offset = int(rng.uniform(0, 0.6) * len(speech)) if rng.random() < 0.6 else 0
+        piece = speech[offset:]
+        kind = NOISES[rng.integers(len(NOISES))]
+        piece = noisy(piece, kind, float(rng.uniform(5, 30)), rng, voices[:6])
+        piece = gain_db(piece, float(rng.uniform(-12, 6)))
+        pause = at_dbfs(make_noise("pink", int(RATE_HZ * rng.uniform(0.6, 2.5)), rng), -60)
+        chunk += [piece, pause]
+        total += (len(piece) + len(pause)) / RATE_HZ
+        if sum(len(p) for p in chunk) > 60 * RATE_HZ:
+            chunks.append(np.concatenate(chunk))
+            chunk = []
+    if chunk:
+        chunks.append(np.concatenate(chunk))
+    return chunks
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--minutes", type=float, default=30.0, help="non-wake audio, minutes")
+    parser.add_argument("--variants", type=int, default=6, help="noisy copies per clip (misses)")
+    parser.add_argument(
+        "--sweep", action="store_true",
+        help="decide nothing (threshold -100): report false wakes and misses per threshold",
+    )  # fmt: skip
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core
+    rng = np.random.default_rng(2026)
+    clips = load_clips()
+    base = Config()
+    if args.sweep:
+        base = replace(base, wake=replace(base.wake, threshold=-100.0))
+    false_scores: list[float] = []
+    own_scores: list[float] = []  # per trial: its own phrase's best score, or -inf
+
+    # false wakes
+    config = replace(base, wake=replace(base.wake, phrases=FALSE_PHRASES))
+    detector = build_wake_detector(config)
+    audio_s = cpu_s = busy_ns = 0.0
+    false: dict[str, int] = {p: 0 for p in FALSE_PHRASES}
+    for chunk in non_wake_stream(clips, args.minutes, rng):
+        found, cpu, busy = hear(config, detector, chunk)
+        audio_s += len(chunk) / RATE_HZ
+        cpu_s += cpu
+        busy_ns += busy
+        for event in found:
+            false[event.phrase] += 1
+            false_scores.append(event.score)
+    hours = audio_s / 3600
+
+    # misses and latency
+    from sori.stt.vosk import load_model
+
+    model = load_model()
+    openers = {}  # each clip's first word, when it is a word of two syllables or more the
+    for name, transcript, _ in clips:  # model knows (one syllable is no name to call)
+        first = transcript.split()[0]
+        if len(first) >= 2 and model.vosk_model_find_word(first) >= 0:
+            openers[name] = first
+    config = replace(base, wake=replace(base.wake, phrases=sorted(set(openers.values()))))
+    detector = build_wake_detector(config)
+    voices = [c[2] for c in clips]
+    trials = misses = wrong = 0
+    missed: list[str] = []
+    latencies = []
+    for name, _, speech in clips:
+        if name not in openers:
+            continue
+        for v in range(args.variants):
+            kind = NOISES[v % len(NOISES)]
+            audio = noisy(speech, kind, float(rng.uniform(15, 30)), rng, voices[:6])
+            audio = gain_db(audio, float(rng.uniform(-10, 4)))
+            found, _, _ = hear(config, detector, audio)
+            trials += 1
+            own = [e for e in found if e.phrase == openers[name]]
+            own_scores.append(max((e.score for e in own), default=float("-inf")))
+            wrong += len(found) - len(own)
+            if not own:
+                misses += 1
+                missed.append(f"{openers[name]} ({kind})")
+            else:
+                latencies.append((own[0].t_ns - own[0].end_ns) / 1e6)
+    result = {
+        "non_wake_minutes": round(audio_s / 60, 1),
+        "false_wakes_per_hour": {p: round(n / hours, 2) for p, n in false.items()},
+        "false_wakes": false,
+        "rtf_vad_and_wake_one_core": round(cpu_s / audio_s, 4),
+        "wake_detector_wall_s_per_audio_s": round(busy_ns / 1e9 / audio_s, 4),
+        "miss_phrases": sorted(set(openers.values())),
+        "miss_trials": trials,
+        "misses": misses,
+        "miss_rate": round(misses / trials, 3) if trials else None,
+        "missed": missed,
+        "wrong_phrase_detections": wrong,
+        "wake_to_listening_ms_p50": round(float(np.percentile(latencies, 50)), 1)
+        if latencies
+        else None,
+        "wake_to_listening_ms_p90": round(float(np.percentile(latencies, 90)), 1)
+        if latencies
+        else None,
+    }
+    if args.sweep:
+        result["sweep"] = {
+            t: {
+                "false_wakes_per_hour": round(sum(x >= t for x in false_scores) / hours, 2),
+                "miss_rate": round(sum(x < t for x in own_scores) / max(1, trials), 3),
+            }
+            for t in (-10.0, -6.0, -4.0, -2.0, 0.0, 2.0, 4.0)
+        }
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False))
+    else:
+        for key, value in result.items():
+            print(f"{key}: {value}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,110 @@
+"""Wake phrases on real read speech (the shared ko-read clips): a word that opens a clip,
+used as the wake phrase, is found in that clip and in no other, clean or noisy."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+import wave
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sori.audio.augment import make_noise, mix_at_snr, to_pcm16
+from sori.audio.format import write_wav
+from sori.audio.sources import FileSource
+from sori.config import Config
+from sori.errors import ConfigError
+
+PHRASES = {  # a word that opens the clip → the clip
+    "지난해": "zeroth_104_003_0019.wav",
+    "현재": "zeroth_104_003_0253.wav",
+    "만약": "zeroth_104_003_0374.wav",
+    "생명력 이": "zeroth_104_003_0452.wav",  # "생명력이", in words the model knows
+}
+DEFAULT = "소리야"  # said in no clip
+
+
+@pytest.fixture(scope="module")
+def clips(shared_dir) -> dict[str, Path]:
+    folder = shared_dir / "audio" / "ko-read"
+    with open(folder / "manifest.tsv", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    for phrase, name in PHRASES.items():  # the manifest says the clip opens with it
+        first = next(r["transcript"] for r in rows if r["file"] == name)
+        assert first.replace(" ", "").startswith(phrase.replace(" ", ""))
+    return {r["file"]: folder / r["file"] for r in rows}
+
+
+@pytest.fixture(scope="module")
+def config() -> Config:
+    base = Config()
+    return replace(base, wake=replace(base.wake, phrases=[*PHRASES, DEFAULT]))
+
+
+@pytest.fixture(scope="module")
+def detector(config):
+    from sori.assemble.wake import build_wake_detector
+
+    return build_wake_detector(config)
+
+
+def scan(path: Path, config: Config, detector) -> list[dict]:
+    from sori.replaying import wake_scan
+
+    return wake_scan(FileSource(path, config.audio.frame_ms), config, detector)
+
+
+def test_sori_wake_finds_each_phrase_in_its_own_clip_and_no_other(clips):
+    phrases = [a for p in [*PHRASES, DEFAULT] for a in ("--phrase", p)]
+    done = subprocess.run(
+        [sys.executable, "-m", "sori", "wake", *phrases, *map(str, clips.values()), "--json"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = [json.loads(line) for line in done.stdout.splitlines()]
+    assert all(list(r) == ["file", "phrase", "start_s", "end_s", "score"] for r in found)
+    assert sorted((Path(r["file"]).name, r["phrase"]) for r in found) == sorted(
+        (name, phrase) for phrase, name in PHRASES.items()
+    )
+    for r in found:  # where the clip opens, after its leading silence
+        assert 0.3 < r["start_s"] < r["end_s"] < 2.0
+        assert r["score"] >= 0.0
+
+
+def test_clips_in_noise_at_20_db_wake_only_their_own_phrase(clips, config, detector, tmp_path):
+    rng = np.random.default_rng(11)
+    mine = set(PHRASES.values())
+    found_own = 0
+    for i, (name, path) in enumerate(sorted(clips.items())):
+        with wave.open(str(path)) as w:
+            speech = np.frombuffer(w.readframes(w.getnframes()), np.int16).astype(np.float32)
+        kind = ("pink", "white", "brown")[i % 3]
+        noisy = mix_at_snr(speech, make_noise(kind, len(speech), rng), snr_db=20)
+        out = tmp_path / f"noisy-{name}"
+        write_wav(out, to_pcm16(noisy))
+        heard = {r["phrase"] for r in scan(out, config, detector)}
+        expected = {p for p, clip in PHRASES.items() if clip == name}
+        assert heard <= expected, f"{name} in {kind} noise woke {heard - expected}"
+        found_own += heard == expected and name in mine
+    assert found_own >= 3  # the noisy audio is heard: its own phrase still wakes
+
+
+def test_a_word_the_model_does_not_know_is_refused_with_a_spelling_it_knows(config):
+    from sori.assemble.wake import build_wake_detector
+
+    with pytest.raises(ConfigError) as refused:
+        build_wake_detector(config, phrases=["생명력이"])
+    assert "'생명력이'" in str(refused.value)
+    assert '"생명력 이"' in str(refused.value)
+
+
+def test_sherpa_kws_says_it_is_not_built_yet(config):
+    from sori.assemble.wake import build_wake_detector
+
+    with pytest.raises(ConfigError, match='backend = "phrase"'):
+        build_wake_detector(replace(config, wake=replace(config.wake, backend="sherpa-kws")))

@@ -1,0 +1,129 @@
+"""Mute and push-to-talk over the real HTTP API, the muted state across a restart, and a
+muted pipeline that hears nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import httpx
+
+from daemon_kit import build, write_config
+from sori.conversation.listening import Conversation
+from sori.http_api import HttpApi
+
+TOKEN = "test-token-0123456789abcdef"
+
+
+def serve(config, tmp_path, scenario):
+    """A daemon listening to a microphone (never opened here) with the API; runs
+    `scenario(client)` and returns what it returns."""
+    daemon = build(config, tmp_path / "reply.wav", input_name="mic")
+
+    async def main():
+        api = HttpApi(daemon, "127.0.0.1:0", token=TOKEN)
+        await api.start()
+        try:
+            async with httpx.AsyncClient(
+                base_url=api.url, timeout=20, headers={"Authorization": f"Bearer {TOKEN}"}
+            ) as client:
+                return await asyncio.wait_for(scenario(client), 60)
+        finally:
+            await api.close()
+            await daemon.close()
+
+    return asyncio.run(main())
+
+
+def test_mute_is_kept_across_a_restart_and_listen_opens_the_window(tmp_path, mosquitto):
+    state = tmp_path / "state.json"
+    config = write_config(tmp_path, mosquitto, wake=f'\n[wake]\nstate_file = "{state}"\n')
+
+    async def first(client):
+        refused = await client.post("/mute", json={}, headers={"Authorization": ""})
+        muted = await client.post("/mute", json={})
+        health = await client.get("/health")
+        metrics = await client.get("/metrics")
+        return refused, muted, health.json(), metrics.text
+
+    refused, muted, health, metrics = serve(config, tmp_path, first)
+    assert refused.status_code == 401  # changing what the speaker hears needs the token
+    assert muted.status_code == 200 and muted.json()["muted"] is True
+    assert health["listening"]["muted"] is True and health["listening"]["wake"] is True
+    assert "sori_muted 1" in metrics
+    assert json.loads(state.read_text()) == {"muted": True}
+
+    async def after_restart(client):
+        health = (await client.get("/health")).json()
+        unmuted = (await client.post("/unmute", json={})).json()
+        before = (await client.get("/health")).json()["listening"]["listening_s"]
+        listening = (await client.post("/listen", json={})).json()
+        metrics = (await client.get("/metrics")).text
+        return health, unmuted, before, listening, metrics
+
+    health, unmuted, before, listening, metrics = serve(config, tmp_path, after_restart)
+    assert health["listening"]["muted"] is True  # from the state file
+    assert unmuted["muted"] is False
+    assert before == 0  # no window open before the button
+    assert 4.0 < listening["listening_s"] <= 5.0  # [wake] listen_s
+    assert "sori_muted 0" in metrics
+    assert json.loads(state.read_text()) == {"muted": False}
+
+
+class Counting:
+    """The real recognizer, counting the utterances that reach it."""
+
+    def __init__(self, recognizer):
+        self.inner, self.name, self.opened = recognizer, recognizer.name, 0
+
+    def open_stream(self):
+        self.opened += 1
+        return self.inner.open_stream()
+
+
+def test_muted_no_audio_reaches_the_recognizer(shared_dir):
+    from sori.assemble.hearing import build_hearing, build_recognizer
+    from sori.audio.sources import FileSource
+    from sori.config import Config
+    from sori.pipeline import ReplayClock, replay
+
+    config = Config()
+    recognizer = Counting(build_recognizer(config.stt, []))
+    clip = shared_dir / "audio" / "ko-read" / "picovoice_leopard_test_ko.wav"
+
+    def hear(muted: bool) -> list:
+        gate = Conversation(gated=False, muted=muted)
+        clock = ReplayClock()
+        hearing = build_hearing(config, recognizer, None, clock, 0, None, gate)
+        return list(replay(FileSource(clip).frames(), hearing, clock))
+
+    assert hear(muted=True) == [] and recognizer.opened == 0
+    heard = hear(muted=False)
+    assert recognizer.opened >= 1 and any(type(e).__name__ == "UtteranceHeard" for e in heard)
+
+
+def test_with_wake_only_the_phrase_stops_a_reply_and_opens_the_window(tmp_path, mosquitto):
+    from sori.events import SpeechStarted, WakeDetected
+    from test_daemon import SlowSpeaker, closing
+
+    daemon = build(write_config(tmp_path, mosquitto, wake=""), tmp_path / "r.wav", input_name="mic")
+    daemon.player.sink = SlowSpeaker()
+
+    async def main():
+        speaking = asyncio.create_task(
+            daemon.player.say("거실 조명을 켰어요. 또 필요한 게 있나요?")
+        )
+        await asyncio.sleep(0.3)
+        await daemon.on_heard(SpeechStarted(0, 1, 0))  # the TV, or the speaker itself
+        still = daemon.player.playing
+        now = daemon.clock.now_ns()
+        await daemon.on_heard(WakeDetected(now, 2, "소리야", now - 400_000_000, now, 5.0))
+        spoken = await speaking
+        await daemon.drain()  # the earcon
+        return still, spoken, daemon.health()["listening"]
+
+    still, spoken, listening = asyncio.run(closing(daemon, main()))
+    assert still  # speech without the phrase does not cut the reply
+    assert spoken.interrupted
+    assert daemon.metrics.barge_ins == 1
+    assert 4.0 < listening["listening_s"] <= 5.0 and listening["wakes"] == 1
