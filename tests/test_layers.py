@@ -31,6 +31,7 @@ FLOORS = {
     "daemon": 4,
     "assemble": 4,
     "replaying": 4,
+    "harness": 4,
     "http_api": 4,
     "api_access": 4,
     "logs": 4,
