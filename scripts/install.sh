@@ -10,7 +10,8 @@ extras="all"
 apt_packages=(libportaudio2 libsndfile1 espeak-ng)
 if [[ "${1:-}" == "--test" ]]; then
     extras="test"
-    apt_packages+=(mosquitto sox openssl)
+    # chromium: the `sori test --report` page is rendered headless in the tests
+    apt_packages+=(mosquitto sox openssl chromium)
 fi
 
 say() { printf '[install] %s\n' "$*" >&2; }
