@@ -41,6 +41,14 @@ def replay_source(
     source: Any, config: Config, recognizer: Any, understanding: Any, realtime: bool = False
 ) -> list[dict[str, Any]]:
     """Run one source through a fresh pipeline; one record per utterance."""
+    events, origin = replay_events(source, config, recognizer, understanding, realtime)
+    return summarize(source.name, events, origin)
+
+
+def replay_events(
+    source: Any, config: Config, recognizer: Any, understanding: Any, realtime: bool = False
+) -> tuple[list[Event], int]:
+    """Run one source through a fresh pipeline; its events and the clock time it began."""
     if realtime:
         clock = MonotonicClock()
         origin = clock.now_ns()
@@ -54,7 +62,7 @@ def replay_source(
         origin = 0
         hearing = build_hearing(config, recognizer, understanding, replay_clock, origin)
         events = list(replay(front_end(config, source.frames()), hearing, replay_clock))
-    return summarize(source.name, events, origin)
+    return events, origin
 
 
 def summarize(name: str, events: list[Event], origin_ns: int = 0) -> list[dict[str, Any]]:

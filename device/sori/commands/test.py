@@ -28,6 +28,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     parser.add_argument(
         "--baseline", metavar="F", help="an earlier --json report: fail on regressions"
     )
+    parser.add_argument(
+        "--act",
+        action="store_true",
+        help="go on through the daemon: its handlers really act (MQTT, Home Assistant) and "
+        "its tiers answer; no_action and tier are judged on what it did",
+    )
     parser.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes")
     return parser
 
@@ -36,7 +42,9 @@ def run(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         print("sori test: --jobs must be 1 or more", file=sys.stderr)
         return 2
-    session = Session.open(args.manifests, baseline=args.baseline, report_dir=args.report)
+    session = Session.open(
+        args.manifests, baseline=args.baseline, report_dir=args.report, act=args.act
+    )
     started = time.perf_counter()
     report = session.run(args.jobs, progress=_bar() if sys.stderr.isatty() else None)
     for run in report["runs"]:

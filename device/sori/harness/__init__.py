@@ -28,10 +28,16 @@ class Session:
     manifests: list[Manifest]
     understandings: list[Any]
     baseline: dict[str, Any] | None = None
+    act: bool = False
+    """Go on through the daemon (sori.harness.act): real actions, real tiers."""
 
     @classmethod
     def open(
-        cls, paths: list[str], baseline: str | None = None, report_dir: str | None = None
+        cls,
+        paths: list[str],
+        baseline: str | None = None,
+        report_dir: str | None = None,
+        act: bool = False,
     ) -> Session:
         if report_dir is not None:
             from sori.harness.html import import_matplotlib
@@ -39,7 +45,8 @@ class Session:
             import_matplotlib()  # a missing extra is refused before the long run
         manifests = [load_manifest(p) for p in paths]
         understandings = [load_understanding(m) for m in manifests]
-        return cls(manifests, understandings, read_baseline(baseline) if baseline else None)
+        old = read_baseline(baseline) if baseline else None
+        return cls(manifests, understandings, old, act)
 
     def run(self, jobs: int = 1, progress: Progress | None = None) -> dict[str, Any]:
         started = time.perf_counter()
@@ -53,13 +60,14 @@ class Session:
                 if progress:
                     progress(base + done, total)
 
-            runs += run_manifest(manifest, jobs, step, understanding)
+            runs += run_manifest(manifest, jobs, step, understanding, self.act)
             offset += size
         report = build_report(
             [str(m.path) for m in self.manifests],
             runs,
             summarize(runs),
             jobs=jobs,
+            act=self.act,
             wall_s=round(time.perf_counter() - started, 2),
         )
         if self.baseline is not None:

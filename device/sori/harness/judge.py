@@ -62,7 +62,7 @@ def judge(fixture: Fixture, records: list[dict[str, Any]], presets: Any) -> Verd
             expected_commands.append(expect.intent)
     for record in records:
         intent = record["intent"]
-        if intent and is_command(intent):
+        if _acted(record):
             if intent in expected_commands:
                 expected_commands.remove(intent)
             else:
@@ -102,7 +102,7 @@ def _check(
             got = ", ".join(_meaning(r["intent"], r["slots"]) for r in committed) or "no intent"
             failures.append(f"expected {wanted}, got {got} (heard {heard!r})")
     if expect.no_action:
-        acted = [r for r in committed if is_command(r["intent"])]
+        acted = [r for r in group if _acted(r)]
         if acted:
             failures.append(
                 "no action expected, but committed "
@@ -118,10 +118,25 @@ def _check(
                     f"({r['intent']})"
                 )
     if expect.tier is not None:
-        tier = "preset" if committed else "none"
+        tier = _tier(group)
         if tier != expect.tier:
             failures.append(f"answered by tier {tier!r}, expected {expect.tier!r}")
     return failures, counts
+
+
+def _acted(record: dict[str, Any]) -> bool:
+    """Whether the utterance changed the world: with --act, the daemon's handlers did
+    something; without, a command intent was committed (it would have)."""
+    if "actions" in record:
+        return any(a["handler"] != "local" or a["target"] for a in record["actions"])
+    return bool(record["intent"]) and is_command(record["intent"])
+
+
+def _tier(group: list[dict[str, Any]]) -> str:
+    """Who answered: the daemon's tier with --act; else "preset" when one committed."""
+    if any("tier" in r for r in group):
+        return next((r["tier"] for r in group if r.get("tier", "none") != "none"), "none")
+    return "preset" if any(r["intent"] for r in group) else "none"
 
 
 def _meaning(intent: str, slots: dict[str, Any]) -> str:

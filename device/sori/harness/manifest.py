@@ -30,9 +30,10 @@ from sori.audio.augment import NOISE_KINDS, ROOMS_RT60_S
 from sori.errors import SoriError
 
 NOISES = (*NOISE_KINDS, "babble")
-TIERS = ("preset", "none")
-"""Who may answer in a hearing-only run: a preset committed, or nothing did (the turn
-would fall through to the language-model tiers, which `sori test` does not run)."""
+TIERS = ("preset", "local", "edge", "none")
+"""Who answered a turn. Without --act only "preset" (a preset intent committed) or "none"
+(nothing did; the turn would fall through to the language-model tiers) can be seen; with
+--act the daemon's thinking tiers answer too."""
 DEFAULT_MAX_CER = 0.3
 """Character error rate a transcript may have by default (spaces not counted)."""
 DEFAULT_GAP_S = 1.5
@@ -67,7 +68,7 @@ class Expectation:
     max_commit_ms: float | None = None
     """Largest commit latency from the end of speech, in milliseconds; None: unchecked."""
     tier: str | None = None
-    """Who must answer: "preset" (a preset intent committed) or "none"."""
+    """Who must answer: "preset", "local", "edge" (these two need --act) or "none"."""
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import multiprocessing.util
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -49,13 +50,14 @@ class Understanding:
 def load_understanding(manifest: Manifest) -> Understanding:
     """The manifest's config and home, compiled into presets; expected intents checked."""
     config = load_config(str(manifest.config) if manifest.config else None)
-    presets = presets_from_config(config.intents, _home(manifest, config))
+    presets = presets_from_config(config.intents, manifest_home(manifest, config))
     known = {block.intent for block in presets.blocks}
     check_intents(manifest, known)
     return Understanding(config, presets)
 
 
-def _home(manifest: Manifest, config: Config) -> Home:
+def manifest_home(manifest: Manifest, config: Config) -> Home:
+    """The home the manifest names (HA fixture YAML or a TOML's [home]), else the config's."""
     if manifest.home is None:
         return home_from_config(config.home)
     if manifest.home.suffix == ".toml":
@@ -98,6 +100,14 @@ class Runner:
             self._audio[index] = conditions.fixture_audio(self.manifest.fixtures[index])
         return self._audio[index]
 
+    def hear(self, source: PcmSource) -> list[dict[str, Any]]:
+        """One record per utterance heard in `source` (sori.replaying's fields)."""
+        config = self.understanding.config
+        return replay_source(source, config, self.recognizer, self.understanding.presets)
+
+    def close(self) -> None:
+        pass
+
     def run(self, fixture_index: int, augmentation_index: int) -> dict[str, Any]:
         """One fixture under one augmentation: its replay records, judged."""
         fixture = self.manifest.fixtures[fixture_index]
@@ -111,7 +121,7 @@ class Runner:
         signal = conditions.apply(self.audio(fixture_index), augmentation, rng, voices)
         config = self.understanding.config
         source = PcmSource(fixture.name, to_pcm16(signal), config.audio.frame_ms)
-        records = replay_source(source, config, self.recognizer, self.understanding.presets)
+        records = self.hear(source)
         verdict = judge(fixture, records, self.understanding.presets)
         return {
             "manifest": str(self.manifest.path),
@@ -135,9 +145,19 @@ class Runner:
 _RUNNER: Runner | None = None
 
 
-def _start_worker(manifest: Manifest, understanding: Understanding) -> None:
+def _runner(manifest: Manifest, understanding: Understanding | None, act: bool) -> Runner:
+    if act:
+        from sori.harness.act import ActingRunner  # the daemon's stages: voice, handlers
+
+        return ActingRunner(manifest, understanding)
+    return Runner(manifest, understanding)
+
+
+def _start_worker(manifest: Manifest, understanding: Understanding, act: bool) -> None:
     global _RUNNER
-    _RUNNER = Runner(manifest, understanding)
+    _RUNNER = _runner(manifest, understanding, act)
+    # atexit does not run in pool workers; multiprocessing's own finalizers do
+    multiprocessing.util.Finalize(None, _RUNNER.close, exitpriority=10)
 
 
 def _run_in_worker(case: tuple[int, int]) -> dict[str, Any]:
@@ -150,8 +170,10 @@ def run_manifest(
     jobs: int = 1,
     progress: Progress | None = None,
     understanding: Understanding | None = None,
+    act: bool = False,
 ) -> list[dict[str, Any]]:
-    """Every fixture x augmentation of `manifest`, in manifest order."""
+    """Every fixture x augmentation of `manifest`, in manifest order. With `act`, what is
+    heard goes on through the daemon, whose handlers really act (sori.harness.act)."""
     cases = [
         (f, a) for f in range(len(manifest.fixtures)) for a in range(len(manifest.augmentations))
     ]
@@ -159,13 +181,16 @@ def run_manifest(
     if progress:
         progress(0, len(cases))
     if jobs <= 1:
-        runner = Runner(manifest, understanding)
+        runner = _runner(manifest, understanding, act)
         results = []
-        for case in cases:
-            results.append(runner.run(*case))
-            done += 1
-            if progress:
-                progress(done, len(cases))
+        try:
+            for case in cases:
+                results.append(runner.run(*case))
+                done += 1
+                if progress:
+                    progress(done, len(cases))
+        finally:
+            runner.close()
         return results
     # fork: workers start at once and inherit nothing heavy (models load after the fork)
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
@@ -173,7 +198,7 @@ def run_manifest(
         max_workers=min(jobs, len(cases)),
         mp_context=multiprocessing.get_context(method),
         initializer=_start_worker,
-        initargs=(manifest, understanding or load_understanding(manifest)),
+        initargs=(manifest, understanding or load_understanding(manifest), act),
     ) as pool:
         futures = {pool.submit(_run_in_worker, case): i for i, case in enumerate(cases)}
         results: list[dict[str, Any] | None] = [None] * len(cases)
