@@ -69,6 +69,11 @@ def test_the_example_manifest_loads_with_its_augmentations_expanded(shared_dir):
             "fixtures[0].expect.no_action: contradicts",
         ),
         ("defaults: {home: nohome.yaml}\nfixtures: []\n", "defaults.home: no such file"),
+        (
+            "fixtures:\n  - audio: CLIP\n    expect: {no_action: true}\n"
+            "augment:\n  - {gain_db: 0}\n",
+            "augment: 'clean' is listed twice",
+        ),
     ],
 )
 def test_a_bad_manifest_names_the_fixture_and_field(tmp_path, shared_dir, body, where):

@@ -51,23 +51,29 @@ def write_html(report: dict[str, Any], folder: Path) -> Path:
     ax.tick_params(axis="x", rotation=30)
     plots.append(_save(fig, folder / "accuracy.png", plt))
 
-    noisy: dict[str, dict[float, list[bool]]] = {}
+    noisy: dict[str, dict[float, list[dict[str, Any]]]] = {}
     for run in runs:
         if run["noise"] is not None:
-            noisy.setdefault(run["noise"], {}).setdefault(run["snr_db"], []).append(run["passed"])
+            noisy.setdefault(run["noise"], {}).setdefault(run["snr_db"], []).append(run)
     clean = [r["passed"] for r in runs if r["augmentation"] == "clean"]
     if noisy:
         fig, ax = plt.subplots(figsize=(6, 3.5))
+        ax2 = ax.twinx()
         for kind, points in sorted(noisy.items()):
             snrs = sorted(points)
-            ax.plot(snrs, [100 * sum(points[s]) / len(points[s]) for s in snrs], "o-", label=kind)
+            passed = [100 * sum(r["passed"] for r in points[s]) / len(points[s]) for s in snrs]
+            line = ax.plot(snrs, passed, "o-", label=kind)[0]
+            false = [sum(r["false_actions"] for r in points[s]) for s in snrs]
+            ax2.plot(snrs, false, "x:", color=line.get_color())
         if clean:
             ax.axhline(100 * sum(clean) / len(clean), color="gray", ls="--", label="clean")
         ax.set_xlabel("SNR, dB")
-        ax.set_ylabel("passed, %")
+        ax.set_ylabel("passed, % (lines)")
+        ax2.set_ylabel("false actions (dotted)")
+        ax2.set_ylim(bottom=0)
         ax.set_ylim(0, 105)
         ax.legend()
-        ax.set_title("Accuracy against SNR")
+        ax.set_title("Accuracy and false actions against SNR")
         plots.append(_save(fig, folder / "snr.png", plt))
 
     latencies = [

@@ -336,7 +336,7 @@ class _Where:
                         _name(noise, value, gain, speed, reverb), noise, value, gain, speed, reverb
                     )
                 )
-        names = [a.name for a in out]
+        names = [CLEAN.name, *(a.name for a in out)]  # the clean original always runs
         for name in names:
             if names.count(name) > 1:
                 raise self.error("augment", f"{name!r} is listed twice")
