@@ -13,7 +13,7 @@ import logging
 import multiprocessing
 import multiprocessing.util
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
@@ -73,7 +73,7 @@ class PcmSource:
         self.pcm = pcm
         self.frame_ms = frame_ms
 
-    def frames(self) -> Any:
+    def frames(self) -> Iterator[AudioFrame]:
         chunker = FrameChunker(self.frame_ms)
         out: list[AudioFrame] = [*chunker.push(self.pcm), *chunker.flush()]
         return iter(out)
@@ -105,6 +105,14 @@ class Runner:
         config = self.understanding.config
         return replay_source(source, config, self.recognizer, self.understanding.presets)
 
+    def forget(self) -> None:
+        """Each run starts in a room of its own: a denoiser (audio.denoise = "auto") keeps
+        its state from one utterance to the next, which would make a run's result depend
+        on the runs before it in the same worker."""
+        forget_room = getattr(self.recognizer, "forget_room", None)
+        if forget_room is not None:
+            forget_room()
+
     def close(self) -> None:
         pass
 
@@ -115,12 +123,14 @@ class Runner:
         started = time.perf_counter()
         voices = []
         if augmentation.noise == "babble":  # the other recordings talk in the background
-            others = [i for i in range(len(self.manifest.fixtures)) if i != fixture_index]
+            own = set(fixture.audio)  # never the talker's own words (they would align)
+            others = [f.index for f in self.manifest.fixtures if not own & set(f.audio)]
             voices = [self.audio(i) for i in others]
         rng = np.random.default_rng(conditions.seed(fixture, augmentation))
         signal = conditions.apply(self.audio(fixture_index), augmentation, rng, voices)
         config = self.understanding.config
         source = PcmSource(fixture.name, to_pcm16(signal), config.audio.frame_ms)
+        self.forget()
         records = self.hear(source)
         verdict = judge(fixture, records, self.understanding.presets)
         return {
