@@ -163,12 +163,11 @@ def test_the_junit_report_is_valid_junit_xml(one_job):
     assert {c["@name"] for c in failed} == {"white 20 dB"}
 
 
-@pytest.mark.skipif(
-    shutil.which("chromium") is None, reason="no chromium (scripts/install.sh --test)"
-)
 def test_the_html_page_renders_in_headless_chromium(one_job, tmp_path):
     import matplotlib.pyplot as plt
 
+    if shutil.which("chromium") is None:
+        pytest.fail("chromium is not installed; run 'bash scripts/install.sh --test'")
     page = one_job[1] / "page" / "index.html"
     assert {p.name for p in page.parent.glob("*.png")} >= {"accuracy.png", "latency.png"}
     shot = tmp_path / "shot.png"

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sori.harness.manifest import Manifest, ManifestError, load_manifest
+from sori.harness.manifest import Manifest, ManifestError, Tolerances, load_manifest
 from sori.harness.reports import build_report, read_baseline, write_json, write_junit
 from sori.harness.run import Progress, load_understanding, run_manifest
 from sori.harness.summary import compare, summarize
@@ -75,10 +75,8 @@ class Session:
             report["baseline"] = {"regressions": regressions, "changes": changes}
         return report
 
-    def tolerances(self) -> Any:
+    def tolerances(self) -> Tolerances:
         """The strictest tolerances among the manifests."""
-        from sori.harness.manifest import Tolerances
-
         return Tolerances(
             accuracy_drop=min(m.tolerances.accuracy_drop for m in self.manifests),
             p95_commit_ms_rise=min(m.tolerances.p95_commit_ms_rise for m in self.manifests),

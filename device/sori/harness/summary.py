@@ -4,6 +4,7 @@ failure listing what changed."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -44,8 +45,6 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _key(run: dict[str, Any]) -> str:
-    from pathlib import Path
-
     return f"{Path(run['manifest']).name}: {run['fixture']} [{run['augmentation']}]"
 
 
