@@ -10,7 +10,9 @@ extras="all"
 apt_packages=(libportaudio2 libsndfile1 espeak-ng alsa-utils)
 if [[ "${1:-}" == "--test" ]]; then
     extras="test"
-    apt_packages+=(mosquitto sox openssl)
+    # chromium renders the `sori test --report` page headless in the tests; fonts-noto-cjk
+    # gives it (and matplotlib) Korean glyphs
+    apt_packages+=(mosquitto sox openssl chromium fonts-noto-cjk)
 fi
 
 say() { printf '[install] %s\n' "$*" >&2; }

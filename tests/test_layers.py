@@ -40,6 +40,7 @@ FLOORS = {
     "assemble": 4,
     "replaying": 4,
     "doctor": 4,
+    "harness": 4,
     "http_api": 4,
     "api_access": 4,
     "logs": 4,

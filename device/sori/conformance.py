@@ -83,7 +83,7 @@ def run_cases(cases: list[Case], presets: Presets) -> Result:
         found = presets.match(case.sentence)
         got_intent = found.intent if found else None
         got_slots = found.slots if found else {}
-        if got_intent == case.intent and _slots_agree(case.slots, got_slots, presets):
+        if got_intent == case.intent and slots_agree(case.slots, got_slots, presets):
             result.passed += 1
         else:
             result.failures.append(
@@ -92,7 +92,7 @@ def run_cases(cases: list[Case], presets: Presets) -> Result:
     return result
 
 
-def _slots_agree(expected: dict[str, Any], got: dict[str, Any], presets: Presets) -> bool:
+def slots_agree(expected: dict[str, Any], got: dict[str, Any], presets: Presets) -> bool:
     """Every expected slot is present with an equal value.
 
     Names and areas agree when the expected text is any name of the entity we resolved:

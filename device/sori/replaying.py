@@ -51,6 +51,19 @@ def replay_source(
     """Run one source through a fresh pipeline; one record per utterance heard as a
     command. With a `wake` detector, as the daemon hears a file: an utterance is a command
     when it opens with a wake phrase or begins in a listening or follow-up window."""
+    events, origin = replay_events(source, config, recognizer, understanding, realtime, wake)
+    return summarize(source.name, events, origin)
+
+
+def replay_events(
+    source: Any,
+    config: Config,
+    recognizer: Any,
+    understanding: Any,
+    realtime: bool = False,
+    wake: Any = None,
+) -> tuple[list[Event], int]:
+    """Run one source through a fresh pipeline; its events and the clock time it began."""
     conversation = (
         build_conversation(config, source.name, keep_state=False) if wake is not None else None
     )
@@ -72,7 +85,7 @@ def replay_source(
         events = list(
             _follow(replay(front_end(config, source.frames()), hearing, clock), conversation)
         )
-    return summarize(source.name, events, origin)
+    return events, origin
 
 
 def _follow(events: Iterable[Event], conversation: Any) -> Iterator[Event]:

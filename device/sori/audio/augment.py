@@ -98,6 +98,57 @@ def gain_db(signal: np.ndarray, db: float) -> np.ndarray:
     return (np.asarray(signal, dtype=np.float64) * 10 ** (db / 20)).astype(np.float32)
 
 
+def change_speed(signal: np.ndarray, factor: float) -> np.ndarray:
+    """`signal` played `factor` times faster, like tape: shorter by `factor` and higher in
+    pitch (a talker in a hurry, or a recording made at a slightly different clock)."""
+    if factor <= 0:
+        raise ValueError(f"speed must be above 0, got {factor}")
+    import soxr  # the audio extra; resampling is the whole of a speed change
+
+    x = np.asarray(signal, dtype=np.float32)
+    return soxr.resample(x, RATE_HZ * factor, RATE_HZ, quality="HQ").astype(np.float32)
+
+
+ROOMS_RT60_S = {"room": 0.4, "hall": 1.2}
+"""Reverberation times (RT60, seconds: a 60 dB decay) of the synthetic rooms."""
+
+
+def room_impulse(
+    rt60_s: float, rng: np.random.Generator, direct_ms: float = 2.0, drr_db: float = 0.0
+) -> np.ndarray:
+    """A synthetic room impulse response: the direct sound, then a tail of noise that
+    decays by 60 dB in `rt60_s`, starting `direct_ms` later (the first reflections), with
+    `drr_db` more energy in the direct sound than in the tail (0 dB: a talker a couple of
+    metres away in a living room)."""
+    tail = int(RATE_HZ * rt60_s)
+    start = int(RATE_HZ * direct_ms / 1000)
+    t = np.arange(tail) / RATE_HZ
+    decay = 10 ** (-3 * t / rt60_s)  # -60 dB at rt60
+    ir = np.zeros(start + tail)
+    ir[0] = 1.0
+    reflections = rng.standard_normal(tail) * decay
+    ir[start:] = reflections / np.sqrt(np.sum(reflections**2)) * 10 ** (-drr_db / 20)
+    return ir
+
+
+def reverberate(signal: np.ndarray, impulse: np.ndarray) -> np.ndarray:
+    """`signal` heard in the room of `impulse`: convolved (so longer by the impulse's
+    length less one sample) and scaled back to the dry signal's RMS."""
+    x = np.asarray(signal, dtype=np.float64)
+    n = len(x) + len(impulse) - 1
+    size = 1 << (n - 1).bit_length()
+    wet = np.fft.irfft(np.fft.rfft(x, size) * np.fft.rfft(impulse, size), size)[:n]
+    dry_rms, wet_rms = _rms(x), _rms(wet)
+    return (wet * (dry_rms / wet_rms if wet_rms else 0.0)).astype(np.float32)
+
+
+def snr_db(speech: np.ndarray, noisy: np.ndarray) -> float:
+    """The measured signal-to-noise ratio of `noisy` against the clean `speech`, in dB."""
+    speech = np.asarray(speech, dtype=np.float64)
+    noise = np.asarray(noisy, dtype=np.float64) - speech
+    return float(20 * np.log10(_rms(speech) / _rms(noise)))
+
+
 def to_pcm16(signal: np.ndarray) -> bytes:
     """16-bit little-endian PCM of a signal on the int16 scale, clipped at full scale."""
     return np.clip(np.rint(signal), -32768, 32767).astype("<i2").tobytes()

@@ -59,6 +59,12 @@ class AutoDenoised:
     def give_back(self, denoiser: DeepFilterDenoiser) -> None:
         self._idle.append(denoiser)
 
+    def forget_room(self) -> None:
+        """Drop what the denoisers learned of the room: the next utterance that needs one
+        gets a fresh DeepFilterNet state. For replays of unrelated recordings (`sori test`),
+        whose results must not depend on what was heard before them."""
+        self._idle.clear()
+
 
 class AutoDenoisedStream:
     """One utterance: raw or denoised, decided on its first `measure_ms`."""
