@@ -47,6 +47,11 @@ class DeviceConfig:
 
 @dataclass(frozen=True)
 class HomeConfig:
+    source: str = ranged("config", choices=("config", "home_assistant"))
+    """Where areas and devices come from: "config" (the lists below) or "home_assistant"
+    (its area, floor, device and entity registries, the entities exposed to Assist, read at
+    start-up and on SIGHUP from home_assistant.url; devices listed below are added, and
+    win on the same id)."""
     area: str = ""
     """Id of the area the speaker stands in."""
     areas: list[AreaConfig] = field(default_factory=list)
