@@ -24,6 +24,7 @@ FLOORS = {
     "tts": 2,
     "actions": 2,
     "state": 2,
+    "ha_import": 2,
     "pipeline": 3,
     "testing": 3,
     "conformance": 3,
@@ -44,7 +45,7 @@ FLOORS = {
     "__init__": 5,
 }
 # Floor-2 stages talk through events only; they never import each other.
-STAGES = {"stt", "intents", "llm", "tts", "actions", "state"}
+STAGES = {"stt", "intents", "llm", "tts", "actions", "state", "ha_import"}
 
 
 def _part(path: Path) -> str:
