@@ -336,6 +336,11 @@ def _check_speaking(config: Config, source: str) -> None:
         and _port_ok(config.home_assistant.url)
     ):
         fail("home_assistant.url must be set (http://HOST:8123) when a device uses it")
+    if config.home_assistant.conversation and not (
+        config.home_assistant.url.startswith(("http://", "https://"))
+        and _port_ok(config.home_assistant.url)
+    ):
+        fail("home_assistant.url must be set (http://HOST:8123) for home_assistant.conversation")
     if "webhook" in used and not (
         config.webhook.url.startswith(("http://", "https://")) and _port_ok(config.webhook.url)
     ):

@@ -420,6 +420,17 @@ class HomeAssistantConfig:
     """Home Assistant base URL, e.g. http://homeassistant.local:8123."""
     token_env: str = "SORI_HA_TOKEN"
     """Environment variable holding a long-lived access token."""
+    conversation: bool = False
+    """Give turns that no preset matched and the local model did not map to Home
+    Assistant's conversation agent (/api/conversation/process), before the edge: what it
+    understands it carries out, and Sori speaks its answer."""
+    agent_id: str = ""
+    """Conversation agent id (e.g. "conversation.home_assistant", an LLM agent); empty for
+    HA's default agent."""
+    language: str = ""
+    """Language sent to the agent; empty for intents.language."""
+    conversation_timeout_s: float = ranged(5.0, high=60, above=0)
+    """Longest wait for the agent's answer, in seconds; after it the next tier answers."""
 
 
 @dataclass(frozen=True)
