@@ -43,6 +43,17 @@ class DeviceConfig:
     state_topic: str = ""
     """MQTT state topic override (where the device publishes its state, retained); empty
     uses state.topic."""
+    payload_on: str = ""
+    """MQTT body of "turn on" (Tasmota "ON", Zigbee2MQTT '{"state": "ON"}'); empty: ON
+    (OPEN for covers, LOCK for locks) or `payload` when set."""
+    payload_off: str = ""
+    """MQTT body of "turn off"; empty: OFF (CLOSE, UNLOCK) or `payload` when set."""
+    payload: dict[str, Any] = field(default_factory=dict)
+    """MQTT body template as a table, sent as JSON: string values "{state}", "{brightness}"
+    (percent), "{brightness_255}", "{temperature}", "{position}", "{color}", "{intent}",
+    "{entity_id}" are filled in, and a key whose value the command lacks is left out;
+    Zigbee2MQTT: { state = "{state}", brightness = "{brightness_255}" }. Empty: Sori's
+    own JSON."""
 
 
 @dataclass(frozen=True)
