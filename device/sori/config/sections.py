@@ -408,6 +408,14 @@ class MqttConfig:
     protocol: str = ranged("5", choices=("5", "3.1.1"))
     """MQTT version: "5" (commands carry a message expiry: the seconds left to their
     deadline) or "3.1.1" for brokers without MQTT 5 (no expiry)."""
+    discovery: bool = False
+    """`sori run` publishes itself to Home Assistant's MQTT discovery (retained): a device
+    with a mute switch, a volume number, a "last command" sensor and availability
+    (online, offline as the last will)."""
+    discovery_prefix: str = "homeassistant"
+    """Home Assistant's discovery prefix (its MQTT integration's setting)."""
+    node_id: str = "sori"
+    """This speaker's id in discovery and state topics (sori/<node_id>/...); one per speaker."""
 
 
 @dataclass(frozen=True)
