@@ -14,12 +14,32 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from broker import Subscriber
 from daemon_kit import build, write_config
 from sori.actions.discovery import MqttPresence
 
 REPO = Path(__file__).resolve().parents[2]
 FAKE = Path(__file__).with_name("fake_amixer.py")
+
+
+@pytest.fixture(autouse=True)
+def clear_retained(mosquitto):
+    """The broker is shared by the session: leave no retained message for other tests."""
+    yield
+    sub = Subscriber(mosquitto)
+    topics = set()
+    try:
+        while True:
+            try:
+                topics.add(sub.next(timeout_s=0.5)[0])
+            except queue.Empty:
+                break
+        for topic in topics:
+            sub._client.publish(topic, b"", qos=1, retain=True).wait_for_publish(5)
+    finally:
+        sub.close()
 
 
 def retained(url: str, wanted: set[str], timeout_s: float = 10.0) -> dict[str, str]:
