@@ -28,6 +28,7 @@ FLOORS = {
     "actions": 2,
     "state": 2,
     "wake": 2,
+    "ha_import": 2,
     "pipeline": 3,
     "testing": 3,
     "conformance": 3,
@@ -51,7 +52,7 @@ FLOORS = {
     "__init__": 5,
 }
 # Floor-2 stages talk through events only; they never import each other.
-STAGES = {"stt", "intents", "llm", "tts", "actions", "state", "wake"}
+STAGES = {"stt", "intents", "llm", "tts", "actions", "state", "wake", "ha_import"}
 
 
 def _part(path: Path) -> str:

@@ -132,12 +132,21 @@ class Daemon:
         warming) ends at its next step."""
         self.threads: list[threading.Thread] = []
         """Background threads (set by the builder) that shutdown waits for, with a bound."""
+        self.listeners: list[Callable[[Event], None]] = []
+        """Called with every event, on the loop (MQTT discovery's "last command")."""
+        self.starters: list[Callable[[], None]] = []
+        """Called once by start(), on the running loop (connections that need it)."""
 
     # -- events ------------------------------------------------------------------------------
 
     def emit(self, event: Event) -> None:
         """Publish an event to metrics and every SSE subscriber (slow ones lose events)."""
         self.metrics.observe(event)
+        for listener in self.listeners:
+            try:
+                listener(event)
+            except Exception as exc:  # a listener's failure never ends a turn
+                log.warning("event listener failed: %s", exc)
         if not self._subscribers:
             return
         payload = event_json(event)
@@ -368,6 +377,8 @@ class Daemon:
         """Begin background work on the running loop: timers ring, and those that came due
         while the speaker was off are announced once."""
         self.timers.ensure_running()
+        for starter in self.starters:
+            starter()
         missed, self.timers.missed = self.timers.missed, []
         if missed:
             text = self.replies.get("missed", "{n}").format(n=len(missed))

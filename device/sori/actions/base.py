@@ -30,6 +30,12 @@ class Command:
     deadline_ns: int = 0
     """`time.monotonic_ns()` after which nothing of this command may be sent, in
     nanoseconds; set by the registry from the commit. 0: the handler's own timeout."""
+    payload_on: str = ""
+    """Per-device MQTT body of "turn on" (home.devices[].payload_on); empty: the default."""
+    payload_off: str = ""
+    """Per-device MQTT body of "turn off"; empty: the default."""
+    payload: dict[str, Any] = field(default_factory=dict)
+    """Per-device MQTT body template (home.devices[].payload); empty: Sori's own JSON."""
 
     def remaining_s(self, default_s: float) -> float:
         """Seconds left before the deadline (never below 0); `default_s` when none is set."""

@@ -3,7 +3,10 @@
 Topic: `sori/<domain>/<object_id>/set` by default (a template; per-device override).
 Payload: `ON`/`OFF` for HassTurnOn/HassTurnOff (`OPEN`/`CLOSE` for covers,
 `LOCK`/`UNLOCK` for locks), JSON with the intent and its settings for anything else:
-`{"intent": "HassLightSet", "entity_id": "light.desk", "brightness": 50}`.
+`{"intent": "HassLightSet", "entity_id": "light.desk", "brightness": 50}`. A device may
+bring its own (`home.devices[].payload_on`, `payload_off`, and `payload`, a JSON template):
+Zigbee2MQTT's `zigbee2mqtt/<name>/set` `{"state": "ON", "brightness": 128}`, Tasmota's
+`cmnd/<topic>/POWER` `ON`.
 
 Delivery: at most once, never after the command's deadline (`actions.timeout_s` from the
 commit, `Command.deadline_ns`). How:
@@ -33,12 +36,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import math
+import re
 import socket
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlsplit
 
 from sori.actions.base import Command, NotConfirmed, Result
@@ -59,13 +65,69 @@ _SWITCH_PAYLOADS = {
 
 
 def payload_for(command: Command) -> str:
-    """The message body for `command`."""
+    """The message body for `command`: the device's own payload_on / payload_off or
+    template when it has them (Zigbee2MQTT, Tasmota), else Sori's conventions."""
     on, off = _SWITCH_PAYLOADS.get(command.domain, ("ON", "OFF"))
-    if command.intent == "HassTurnOn" and not command.settings():
+    plain = not command.settings()
+    if command.intent == "HassTurnOn" and plain and command.payload_on:
+        return command.payload_on
+    if command.intent == "HassTurnOff" and plain and command.payload_off:
+        return command.payload_off
+    if command.payload:
+        return json.dumps(fill(command.payload, template_values(command)), ensure_ascii=False)
+    if command.intent == "HassTurnOn" and plain:
         return on
-    if command.intent == "HassTurnOff" and not command.settings():
+    if command.intent == "HassTurnOff" and plain:
         return off
     return command.payload_json()
+
+
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+
+
+def template_values(command: Command) -> dict[str, Any]:
+    """What a payload template may name, for this command; absent when it has no value."""
+    on, off = _SWITCH_PAYLOADS.get(command.domain, ("ON", "OFF"))
+    s = command.slots
+    values: dict[str, Any] = {"intent": command.intent, "entity_id": command.entity_id}
+    state = {"HassTurnOn": on, "HassTurnOff": off, "HassLightSet": "ON"}.get(command.intent)
+    if state:
+        values["state"] = state
+    if isinstance(s.get("brightness"), (int, float)):
+        values["brightness"] = s["brightness"]
+        values["brightness_255"] = round(s["brightness"] * 255 / 100)
+    for key in ("temperature", "position", "color", "percentage", "volume_level"):
+        if s.get(key) not in (None, ""):
+            values[key] = s[key]
+    return values
+
+
+def fill(template: Any, values: dict[str, Any]) -> Any:
+    """`template` with its placeholders filled: a value that is one placeholder takes the
+    value's own type (a number stays a number); a key whose placeholder has no value is
+    left out, and so is a table left empty."""
+    if isinstance(template, dict):
+        out = {}
+        for key, value in template.items():
+            filled = fill(value, values)
+            if filled is not _MISSING and filled != {}:
+                out[key] = filled
+        return out
+    if isinstance(template, list):
+        return [v for v in (fill(v, values) for v in template) if v is not _MISSING]
+    if not isinstance(template, str):
+        return template
+    whole = _PLACEHOLDER.fullmatch(template)
+    if whole:
+        return values.get(whole.group(1), _MISSING)
+    names = _PLACEHOLDER.findall(template)
+    if any(name not in values for name in names):
+        return _MISSING
+    return _PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), template)
+
+
+_MISSING = object()
+"""A placeholder the command has no value for."""
 
 
 def topic_for(command: Command, template: str = DEFAULT_TOPIC) -> str:

@@ -65,6 +65,12 @@ class Route:
     """Handler name; empty means the default handler."""
     topic: str = ""
     """MQTT topic override."""
+    payload_on: str = ""
+    """MQTT body of "turn on" override."""
+    payload_off: str = ""
+    """MQTT body of "turn off" override."""
+    payload: tuple[tuple[str, Any], ...] = ()
+    """MQTT body template (home.devices[].payload), as items; empty for Sori's own JSON."""
 
 
 def resolve(home: Home, slots: Mapping[str, Any]) -> list[Device]:
@@ -152,7 +158,7 @@ class ActionRegistry:
             name = route.handler or self.default_handler
             command = Command(
                 base.intent, base.slots, device, route.topic, base.text, base.utterance_id,
-                deadline_ns,
+                deadline_ns, route.payload_on, route.payload_off, dict(route.payload),
             )  # fmt: skip
             pairs.append((name, command))
         return pairs

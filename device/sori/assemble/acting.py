@@ -91,7 +91,10 @@ def build_timers(config: Config) -> Timers:
 
 
 def routes(config: Config) -> dict[str, Route]:
-    return {d.id: Route(d.handler, d.topic) for d in config.home.devices}
+    return {
+        d.id: Route(d.handler, d.topic, d.payload_on, d.payload_off, tuple(d.payload.items()))
+        for d in config.home.devices
+    }
 
 
 def build_registry(

@@ -14,6 +14,7 @@ from sori.assemble.acting import (
     handler_changes,
     routes,
 )
+from sori.assemble.presence import attach_presence
 from sori.assemble.speaking import build_sink, build_voice, replies, warm_later
 from sori.assemble.state import build_answerer, reload_answerer
 from sori.assemble.thinking import start_thinking
@@ -106,6 +107,7 @@ def build_daemon(
         return f"restart to apply [{'], ['.join(later)}]" if later else ""
 
     daemon.reloader = reload
+    attach_presence(config, daemon, registry)
     daemon.closers.extend([*closers, answerer.close])
     daemon.stoppers.extend([cache.stop_warming, *stoppers])
     daemon.threads.extend(threads)

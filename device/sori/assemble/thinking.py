@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import re
 import threading
 from collections.abc import Callable
@@ -16,6 +17,7 @@ from sori.config import Config, EdgeConfig, LlmConfig, RouterConfig
 from sori.errors import SoriError
 from sori.intents import Presets
 from sori.llm.edge import EdgeClient, EdgeSettings, Endpoint, endpoint_key
+from sori.llm.home_assistant import HaConversation
 from sori.llm.local import LocalLLM
 from sori.llm.router import Router, RouterSettings
 from sori.llm.schema import IntentSpec, Vocabulary
@@ -133,6 +135,23 @@ def edge_from_config(edge: EdgeConfig) -> EdgeClient | None:
     return EdgeClient(endpoints, settings)
 
 
+def conversation_from_config(config: Config) -> HaConversation | None:
+    """Home Assistant's conversation agent as a tier, or None when it is off."""
+    ha = config.home_assistant
+    if not ha.conversation:
+        return None
+    token = os.environ.get(ha.token_env, "")
+    if not token:
+        log.warning(
+            "home_assistant.conversation is on but $%s is empty: the tier is off", ha.token_env
+        )
+        return None
+    return HaConversation(
+        ha.url, token, ha.agent_id, ha.language or config.intents.language,
+        ha.conversation_timeout_s,
+    )  # fmt: skip
+
+
 def router_settings(router: RouterConfig, language: str) -> RouterSettings:
     return RouterSettings(
         preset_threshold=router.preset_threshold,
@@ -150,7 +169,8 @@ def router_settings(router: RouterConfig, language: str) -> RouterSettings:
 def build_router(
     config: Config, presets: Presets, local: LocalLLM | None = None
 ) -> tuple[Router, LocalLLM, EdgeClient | None]:
-    """The router with all three tiers; the caller closes the edge client when done."""
+    """The router with all its tiers; the caller closes the edge client and the Home
+    Assistant tier (`router.home`) when done."""
     local = local or local_from_config(config.llm, vocabulary(presets))
     edge = edge_from_config(config.edge)
     router = Router(
@@ -158,6 +178,7 @@ def build_router(
         local,
         edge,
         router_settings(config.router, config.intents.language),
+        home=conversation_from_config(config),
     )
     return router, local, edge
 
@@ -189,4 +210,6 @@ def start_thinking(
 
     # Freed while the interpreter runs; Daemon.close bounds the wait with its deadline.
     closers = [local.close, *([edge.aclose] if edge is not None else [])]
+    if router.home is not None:
+        closers.append(router.home.aclose)
     return router, closers, [local.stop], [loader]

@@ -66,6 +66,8 @@ async def _ask(
     finally:
         if edge is not None:
             await edge.aclose()
+        if router.home is not None:
+            await router.home.aclose()
         stopped = await local.close()
     return routed, stopped
 

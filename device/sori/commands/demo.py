@@ -6,7 +6,6 @@ import argparse
 
 from sori.commands.intent import format_line, understand
 from sori.commands.options import add_home_options, add_json_option, load_understanding
-from sori.config import EXAMPLE_CONFIG, find_config
 
 SAMPLE_COMMANDS = (
     "거실 불 켜줘",
@@ -32,9 +31,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.config is None and find_config() is None:
-        # A fresh install has no home configured: show the example home's.
-        args.config = str(EXAMPLE_CONFIG)
     _, presets = load_understanding(args)
     for text in SAMPLE_COMMANDS:
         print(format_line(understand(presets, text), args.json), flush=True)

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import functools
+import sys
 
+from sori.assemble.home_source import with_home_source
 from sori.assemble.understanding import home_from_config, presets_from_config
 from sori.board import apply_board
-from sori.config import Config, load_config
+from sori.config import FIRST_RUN_NOTE, Config, find_config, first_run_config, load_config
 from sori.home import Home
 from sori.intents import Presets
 from sori.intents.loader import load_fixtures
@@ -24,8 +27,15 @@ def add_json_option(parser: argparse.ArgumentParser) -> None:
 
 
 def load_home(args: argparse.Namespace) -> tuple[Config, Home]:
-    """Config plus the home it describes, or the fixtures' home when --fixtures is given."""
-    config = apply_board(load_config(args.config))  # [board] profile: threads, providers
+    """Config plus the home it describes, or the fixtures' home when --fixtures is given.
+
+    With no config file anywhere (a fresh install) the example home stands in, in the dry
+    run, and the command says so once on stderr."""
+    if args.config is None and not args.fixtures and find_config() is None:
+        config = apply_board(first_run_config())
+        _note_first_run()
+    else:
+        config = with_home_source(apply_board(load_config(args.config)))
     home = load_fixtures(args.fixtures) if args.fixtures else home_from_config(config.home)
     return config, home
 
@@ -33,3 +43,9 @@ def load_home(args: argparse.Namespace) -> tuple[Config, Home]:
 def load_understanding(args: argparse.Namespace) -> tuple[Config, Presets]:
     config, home = load_home(args)
     return config, presets_from_config(config.intents, home)
+
+
+@functools.cache
+def _note_first_run() -> None:
+    """Say FIRST_RUN_NOTE once per process (a reload loads the home again)."""
+    print(f"sori: {FIRST_RUN_NOTE}", file=sys.stderr)

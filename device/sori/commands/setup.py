@@ -1,21 +1,33 @@
-"""`sori setup`: prepare this machine for `sori run`. For now: the HTTP API token.
+"""`sori setup`: prepare this machine for `sori run`: a commented sori.toml and the HTTP
+API token.
 
-    sori setup                              # ~/.config/sori/api-token, mode 0600
-    sori setup --token-file /etc/sori/api-token --force --json
+    sori setup                                   # asks a few questions on a terminal
+    sori setup --area 거실 --ha-url http://homeassistant.local:8123 --non-interactive
+    sori setup --token-file /etc/sori/api-token  # only the token, as before
 
-It prints the `[http]` lines to add to sori.toml and a curl example. A later step of
-setup writes the whole sori.toml; the flags below (--non-interactive, --json) are the
-interface it keeps.
+The config goes to `-o PATH` (default ~/.config/sori/sori.toml, where every command finds
+it); an existing one is kept unless --force. It is loaded back before it is written, and
+the command prints what to run next. With only --token-file (no config flag) setup makes
+the token alone and prints the `[http]` lines and a curl example.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import datetime
 import json
+import os
+import sys
 from pathlib import Path
 
 from sori.api_access import DEFAULT_TOKEN_FILE, write_token
+from sori.config import Config, parse_config, parse_toml
+from sori.config.starter import Answers, starter_toml
 from sori.errors import ConfigError
+
+DEFAULT_CONFIG_FILE = "~/.config/sori/sori.toml"
+CONFIG_FLAGS = ("output", "area", "ha_url", "ha_token_env", "mqtt_url", "wake")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -29,7 +41,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "configured.",
     )
     parser.add_argument(
-        "--token-file", default=DEFAULT_TOKEN_FILE, metavar="PATH",
+        "--token-file", metavar="PATH",
         help=f"where to write the token (default {DEFAULT_TOKEN_FILE})",
     )  # fmt: skip
     parser.add_argument(
@@ -43,11 +55,111 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         help="the http.bind to show in the example (default 127.0.0.1:8377)",
     )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "-o", "--output", metavar="PATH",
+        help=f"where to write sori.toml (default {DEFAULT_CONFIG_FILE})",
+    )  # fmt: skip
+    parser.add_argument("--area", metavar="NAME", help="the room the speaker stands in (거실)")
+    parser.add_argument("--ha-url", metavar="URL", help="Home Assistant (http://HOST:8123)")
+    parser.add_argument(
+        "--ha-token-env", metavar="VAR",
+        help="environment variable with HA's long-lived access token (default SORI_HA_TOKEN)",
+    )  # fmt: skip
+    parser.add_argument("--mqtt-url", metavar="URL", help="MQTT broker (mqtt://HOST:1883)")
+    parser.add_argument(
+        "--wake", action="append", metavar="PHRASE", help="a wake phrase (소리야); repeatable"
+    )
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
-    path = Path(args.token_file).expanduser().absolute()
+    token_only = args.token_file is not None and not any(
+        getattr(args, name) for name in CONFIG_FLAGS
+    )
+    if token_only:
+        return make_token(args)
+    return write_config(args)
+
+
+def write_config(args: argparse.Namespace) -> int:
+    """sori.toml from the flags (and questions on a terminal), checked, then written."""
+    target = Path(args.output or DEFAULT_CONFIG_FILE).expanduser().absolute()
+    if target.exists() and not args.force:
+        raise ConfigError(f"{target} exists; pass --force to replace it, or -o another path")
+    if not args.non_interactive and sys.stdin.isatty():
+        ask(args)
+    for flag, url, schemes in (
+        ("--ha-url", args.ha_url, ("http://", "https://")),
+        ("--mqtt-url", args.mqtt_url, ("mqtt://", "mqtts://")),
+    ):
+        if url and not url.startswith(schemes):
+            raise ConfigError(f"{flag} {url!r} must start with {' or '.join(schemes)}")
+    token = Path(args.token_file or DEFAULT_TOKEN_FILE).expanduser().absolute()
+    if not token.exists() or args.force:
+        try:
+            write_token(token, args.force)
+        except OSError as exc:
+            raise ConfigError(f"cannot write {token}: {exc.strerror or exc}") from None
+    answers = Answers(
+        area=(args.area or "").strip(),
+        ha_url=(args.ha_url or "").rstrip("/"),
+        ha_token_env=args.ha_token_env or "SORI_HA_TOKEN",
+        mqtt_url=args.mqtt_url or "",
+        wake=[w.strip() for w in args.wake or [] if w.strip()],
+        token_file=str(token),
+    )
+    wake_section = "wake" in {f.name for f in dataclasses.fields(Config)}
+    text = starter_toml(answers, datetime.date.today().isoformat(), wake_section)
+    parse_config(parse_toml(text, str(target)), source=str(target))  # refuse what won't load
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot write {target}: {exc.strerror or exc}") from None
+    config_flag = "" if args.output is None else f" --config {target}"
+    steps = [f'sori intent{config_flag} "불 켜줘"']
+    if answers.ha_url and not os.environ.get(answers.ha_token_env):
+        steps.insert(0, f"export {answers.ha_token_env}=<HA long-lived access token>")
+    steps.append(f"sori run{config_flag}")
+    if args.json:
+        record = {"config": str(target), "token_file": str(token), "next": steps}
+        print(json.dumps(record, ensure_ascii=False))
+        return 0
+    print(f"# wrote {target} (it loads: checked)")
+    if answers.wake and not wake_section:
+        print("# the wake phrases are written commented out: this Sori has no [wake] section")
+    print("# next:")
+    for step in steps:
+        print(step)
+    return 0
+
+
+def ask(args: argparse.Namespace) -> None:
+    """Fill what the flags left out from a few questions (Enter keeps the default)."""
+
+    def question(prompt: str, default: str = "") -> str:
+        shown = f" [{default}]" if default else ""
+        try:
+            return input(f"{prompt}{shown}: ").strip() or default
+        except EOFError:
+            return default
+
+    if args.area is None:
+        args.area = question("Which room is the speaker in (e.g. 거실)", "거실")
+    if args.ha_url is None:
+        args.ha_url = question("Home Assistant URL (Enter for none)")
+    if args.ha_url and args.ha_token_env is None:
+        args.ha_token_env = question("Environment variable with its token", "SORI_HA_TOKEN")
+    if args.mqtt_url is None:
+        args.mqtt_url = question("MQTT broker URL (Enter for none)")
+    if not args.wake:
+        wake = question("Wake phrase", "소리야")
+        args.wake = [wake] if wake else []
+
+
+def make_token(args: argparse.Namespace) -> int:
+    """Only the HTTP API token, and the [http] lines and a curl example to use it."""
+    path = Path(args.token_file or DEFAULT_TOKEN_FILE).expanduser().absolute()
     try:
         write_token(path, args.force)
     except OSError as exc:

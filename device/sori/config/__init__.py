@@ -95,7 +95,10 @@ __all__ = [
     "WakeConfig",
     "WebhookConfig",
     "WyomingConfig",
+    "FIRST_RUN_NOTE",
+    "check_home",
     "find_config",
+    "first_run_config",
     "load_config",
     "parse_config",
     "parse_toml",
@@ -186,6 +189,19 @@ def find_config(explicit: str | None = None) -> Path | None:
     return None
 
 
+FIRST_RUN_NOTE = "no sori.toml; using the example home, run `sori setup`"
+"""What a command says (once, on stderr) when it runs on `first_run_config`."""
+
+
+def first_run_config() -> Config:
+    """The config of a fresh install, where no file is found: the example's home (so "거실
+    불 켜줘" means something at once) with every other key at its default, and actions in the
+    dry run whatever the example says, so nothing in the real home moves."""
+    example = parse_toml(EXAMPLE_CONFIG.read_text(encoding="utf-8"), str(EXAMPLE_CONFIG))
+    home = {"home": example.get("home", {}), "actions": {"default_handler": "dry_run"}}
+    return parse_config(home, source="")
+
+
 def load_config(explicit: str | None = None) -> Config:
     """Find, read and validate the config."""
     path = find_config(explicit)
@@ -237,17 +253,22 @@ def parse_config(data: dict[str, Any], source: str = "") -> Config:
     if not isinstance(data, dict):
         raise ConfigError(f"{source or 'config'}: the top level must be a table")
     config = build(Config, {k: v for k, v in data.items() if k != "source"}, "", source)
-    _check_home(config.home, source)
+    # A home read from Home Assistant is checked whole once read (its areas come later).
+    check_home(config.home, source, complete=config.home.source == "config")
     _check_edge(config.edge, source)
     _check_speaking(config, source)
     return dataclasses.replace(config, source=source)
 
 
-def _check_home(home: HomeConfig, source: str) -> None:
+def check_home(home: HomeConfig, source: str, complete: bool = True) -> None:
+    """Refuse repeated ids and areas that are not there (also for a home read from HA);
+    `complete=False`: the areas are not all known yet, only ids are checked."""
     where = f"{source}: " if source else ""
     _unique([a.id for a in home.areas], "home.areas", where)
     _unique([d.id for d in home.devices], "home.devices", where)
     area_ids = [a.id for a in home.areas]
+    if not complete:
+        area_ids = [*area_ids, home.area, *(d.area for d in home.devices)]
     if home.area and home.area not in area_ids:
         raise ConfigError(f"{where}home.area = {home.area!r} is not one of home.areas' ids")
     for i, device in enumerate(home.devices):
@@ -328,6 +349,11 @@ def _check_speaking(config: Config, source: str) -> None:
         and _port_ok(config.home_assistant.url)
     ):
         fail("home_assistant.url must be set (http://HOST:8123) when a device uses it")
+    if config.home_assistant.conversation and not (
+        config.home_assistant.url.startswith(("http://", "https://"))
+        and _port_ok(config.home_assistant.url)
+    ):
+        fail("home_assistant.url must be set (http://HOST:8123) for home_assistant.conversation")
     if "webhook" in used and not (
         config.webhook.url.startswith(("http://", "https://")) and _port_ok(config.webhook.url)
     ):

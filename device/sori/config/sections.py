@@ -43,10 +43,26 @@ class DeviceConfig:
     state_topic: str = ""
     """MQTT state topic override (where the device publishes its state, retained); empty
     uses state.topic."""
+    payload_on: str = ""
+    """MQTT body of "turn on" (Tasmota "ON", Zigbee2MQTT '{"state": "ON"}'); empty: ON
+    (OPEN for covers, LOCK for locks) or `payload` when set."""
+    payload_off: str = ""
+    """MQTT body of "turn off"; empty: OFF (CLOSE, UNLOCK) or `payload` when set."""
+    payload: dict[str, Any] = field(default_factory=dict)
+    """MQTT body template as a table, sent as JSON: string values "{state}", "{brightness}"
+    (percent), "{brightness_255}", "{temperature}", "{position}", "{color}", "{intent}",
+    "{entity_id}" are filled in, and a key whose value the command lacks is left out;
+    Zigbee2MQTT: { state = "{state}", brightness = "{brightness_255}" }. Empty: Sori's
+    own JSON."""
 
 
 @dataclass(frozen=True)
 class HomeConfig:
+    source: str = ranged("config", choices=("config", "home_assistant"))
+    """Where areas and devices come from: "config" (the lists below) or "home_assistant"
+    (its area, floor, device and entity registries, the entities exposed to Assist, read at
+    start-up and on SIGHUP from home_assistant.url; devices listed below are added, and
+    win on the same id)."""
     area: str = ""
     """Id of the area the speaker stands in."""
     areas: list[AreaConfig] = field(default_factory=list)
@@ -392,6 +408,14 @@ class MqttConfig:
     protocol: str = ranged("5", choices=("5", "3.1.1"))
     """MQTT version: "5" (commands carry a message expiry: the seconds left to their
     deadline) or "3.1.1" for brokers without MQTT 5 (no expiry)."""
+    discovery: bool = False
+    """`sori run` publishes itself to Home Assistant's MQTT discovery (retained): a device
+    with a mute switch, a volume number, a "last command" sensor and availability
+    (online, offline as the last will)."""
+    discovery_prefix: str = "homeassistant"
+    """Home Assistant's discovery prefix (its MQTT integration's setting)."""
+    node_id: str = "sori"
+    """This speaker's id in discovery and state topics (sori/<node_id>/...); one per speaker."""
 
 
 @dataclass(frozen=True)
@@ -415,6 +439,17 @@ class HomeAssistantConfig:
     """Home Assistant base URL, e.g. http://homeassistant.local:8123."""
     token_env: str = "SORI_HA_TOKEN"
     """Environment variable holding a long-lived access token."""
+    conversation: bool = False
+    """Give turns that no preset matched and the local model did not map to Home
+    Assistant's conversation agent (/api/conversation/process), before the edge: what it
+    understands it carries out, and Sori speaks its answer."""
+    agent_id: str = ""
+    """Conversation agent id (e.g. "conversation.home_assistant", an LLM agent); empty for
+    HA's default agent."""
+    language: str = ""
+    """Language sent to the agent; empty for intents.language."""
+    conversation_timeout_s: float = ranged(5.0, high=60, above=0)
+    """Longest wait for the agent's answer, in seconds; after it the next tier answers."""
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sori.home import Home
+from sori.intent_kinds import COMMAND, kind_of
 from sori.intents.korean import (
     Canonical,
     asks_about,
@@ -28,7 +29,7 @@ from sori.intents.korean import is_closed as _is_closed
 from sori.intents.matcher import AMBIGUITY_MARGIN, Candidate, match_exact, match_fuzzy
 from sori.intents.phrases import DEFAULT_MAX_PHRASES, PhraseSet, spoken_phrases
 from sori.intents.ranking import conflict, rank
-from sori.intents.responses import respond
+from sori.intents.responses import CLARIFY, respond, which_room
 from sori.intents.slots import SlotList, as_list
 from sori.intents.templates import Block
 from sori.intents.trie import Node
@@ -178,13 +179,18 @@ class Presets:
             else:
                 slots[capture.slot] = capture.value.value
             context.update(capture.value.context)
+        unscoped = False
         for key, wanted in block.requires_context.items():
             if isinstance(wanted, dict) and wanted.get("slot"):
-                # "불 켜줘" means the speaker's room; with no room configured the
-                # command stays unscoped and the action layer decides.
+                # "불 켜줘" means the speaker's room (home.area). With none configured it
+                # is NOT every light (only 다/모든/전부 says that): the speaker asks which.
                 have = context.get(key)
+                if have is None and key == "area" and len(self.home.areas) == 1:
+                    have = self.home.areas[0].id  # a one-room home has no doubt
                 if have is not None:
                     slots.setdefault(key, self._display(key, have))
+                elif key == "area" and "area" not in slots:
+                    unscoped = True
             elif context.get(key) not in as_list(wanted):
                 return None
         for key, unwanted in block.excludes_context.items():
@@ -193,7 +199,24 @@ class Presets:
         merged = {**block.slots, **slots}
         if "name" in slots and "domain" in context and "domain" not in merged:
             merged["domain"] = context["domain"]
+        if unscoped and kind_of(block.intent) == COMMAND and self._several(merged):
+            rooms = [area.name for area in self.home.areas]
+            question = which_room(self.language, block.intent, merged, rooms)
+            return CLARIFY, {"response": question}
         return block.intent, merged
+
+    def _several(self, slots: dict[str, Any]) -> bool:
+        """Whether an unscoped command would reach more than one device: the one garage
+        door needs no room, the lights of three rooms do."""
+        domain, device_class = slots.get("domain"), slots.get("device_class")
+        if not domain:
+            return False  # "온도 30도로": the intent picks its device (the action layer)
+        reached = [
+            d
+            for d in self.home.devices
+            if d.domain == domain and (not device_class or d.device_class == device_class)
+        ]
+        return len(reached) > 1
 
     def _display(self, key: str, value: Any) -> Any:
         if key == "area":

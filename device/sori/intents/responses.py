@@ -145,8 +145,33 @@ def respond_en(intent: str, slots: Mapping[str, Any], now: datetime | None = Non
 RESPONDERS = {"ko": respond_ko, "en": respond_en}
 
 
+CLARIFY = "HassRespond"
+"""The intent of a question back ("어느 방 조명을 켤까요?"): it speaks, nothing acts."""
+
+
 def respond(language: str, intent: str, slots: Mapping[str, Any]) -> str:
+    if intent == CLARIFY:
+        return str(slots.get("response", ""))
     return RESPONDERS.get(language, respond_en)(intent, slots)
+
+
+def which_room(language: str, intent: str, slots: Mapping[str, Any], rooms: list[str]) -> str:
+    """The question back when a command needs a room and the speaker has none
+    (home.area unset): it names the rooms there are, or says how to set one."""
+    plain = {k: v for k, v in slots.items() if k not in ("name", "area")}
+    if language == "ko":
+        noun = target_ko(plain)
+        verbs = {"HassTurnOn": "켤까요", "HassTurnOff": "끌까요"}
+        if plain.get("domain") == "cover":
+            verbs = {"HassTurnOn": "열까요", "HassTurnOff": "닫을까요"}
+        verb = verbs.get(intent, "바꿀까요")
+        if not rooms:
+            return f"어느 방 {noun}인지 몰라요. sori.toml의 [home] area에 방을 정해 주세요"
+        return f"어느 방 {josa(noun, '을/를')} {verb}? {', '.join(rooms[:6])} 중에서 말해 주세요"
+    noun = target_en(plain).removeprefix("the ")
+    if not rooms:
+        return f"Which room's {noun}? Set [home] area in sori.toml to choose one."
+    return f"Which room's {noun}? Say one of: {', '.join(rooms[:6])}."
 
 
 def _number(value: Any) -> str:

@@ -125,6 +125,27 @@ class EdgeTier(Protocol):
     def stream(self, ask: Ask) -> AsyncIterator[Token]: ...
 
 
+@dataclass(frozen=True, slots=True)
+class HomeAnswer:
+    """What Home Assistant's conversation agent made of a turn it understood."""
+
+    speech: str
+    """Its spoken answer (response.speech.plain.speech)."""
+    done: tuple[str, ...] = ()
+    """Entity ids it acted on (response.data.success)."""
+    failed: tuple[str, ...] = ()
+    """Entity ids it failed to act on (response.data.failed)."""
+    kind: str = "action_done"
+    """response.response_type: action_done or query_answer."""
+
+
+class HomeTier(Protocol):
+    """Home Assistant's conversation agent: a turn it understands, it carries out and
+    answers; None when it did not understand (or cannot be reached)."""
+
+    async def converse(self, ask: Ask) -> HomeAnswer | None: ...
+
+
 class TierFailed(BackendError):
     """A tier could not answer."""
 

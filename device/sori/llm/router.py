@@ -9,6 +9,9 @@ Each turn:
 3. Otherwise the local model reads the text under a grammar: a known intent (committed if
    its confidence reaches `local_intent_threshold`), or "none" with its own judgment of
    whether the answer needs reasoning (edge) or not (local answers).
+3b. Home Assistant's conversation agent, when configured, gets what the local model did
+   not commit (rules still go straight to the edge): what it understands it carries out,
+   and its answer is spoken; what it does not goes on to the edge or the local answer.
 4. The edge must produce a first token within what is left of `first_token_budget_ms`
    (at least `MIN_EDGE_S`); when no edge is reachable, or one breaks off midway, the local
    model answers and the user first hears a short note that the answer is from the device.
@@ -43,6 +46,8 @@ from sori.llm.base import (
     Ask,
     EdgeInterrupted,
     EdgeTier,
+    HomeAnswer,
+    HomeTier,
     Judgment,
     LocalTier,
     Memory,
@@ -123,10 +128,12 @@ class Router:
         settings: RouterSettings | None = None,
         clock: Clock | None = None,
         memory: Memory | None = None,
+        home: HomeTier | None = None,
     ) -> None:
         self.presets = presets
         self.local = local
         self.edge = edge
+        self.home = home
         self.settings = settings or RouterSettings()
         self.clock = clock or MonotonicClock()
         self.memory = memory if memory is not None else Memory(self.settings.memory_turns)
@@ -179,10 +186,11 @@ class Router:
 
         ask = Ask(text, self.memory.turns(), language)
         escalate, deep = force == "edge", False
+        by_rule = False
         if force == "edge":
             state.reasons.append("edge forced")
         elif force == "auto" and (rule := self._rule(text)):
-            escalate, deep = True, rule.deep
+            escalate, deep, by_rule = True, rule.deep, True
             state.reasons.append(f"rule: {rule.reason}")
         elif self.local is not None:
             judgment = await self._judge(ask, state)
@@ -208,6 +216,18 @@ class Router:
                 state.reasons.append("local model judged it needs reasoning; local tier forced")
             elif judgment is not None:
                 state.reasons.append("local model judged it can answer")
+
+        if self.home is not None and force == "auto" and not by_rule:
+            answer = await self.home.converse(ask)
+            if answer is not None:
+                did = ", ".join(answer.done) or "nothing"
+                state.reasons.append(f"Home Assistant understood it (acted on: {did})")
+                async for event in self._speak(state, "home_assistant", _spoken(answer)):
+                    if not isinstance(event, TierFailed):
+                        yield event
+                yield self._finish(state)
+                return
+            state.reasons.append("Home Assistant did not understand it")
 
         note = ""
         if escalate and self.edge is None:
@@ -375,6 +395,11 @@ class Router:
 
     def _note(self, notes: dict[str, str], language: str) -> str:
         return notes.get(language) or notes.get("en", "")
+
+
+async def _spoken(answer: HomeAnswer) -> AsyncIterator[Token]:
+    """Home Assistant's answer as the one token of a streamed answer."""
+    yield Token(answer.speech, "home_assistant")
 
 
 def _brief(exc: BaseException) -> str:

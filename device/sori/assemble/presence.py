@@ -1,0 +1,65 @@
+"""Sori in Home Assistant over MQTT discovery (`[mqtt] discovery = true`): the presence
+client is built here and joined to the daemon: every heard command becomes the "last
+command" state, and HA's mute and volume commands act on the speaker through the registry
+like a spoken "음소거" or "볼륨 30".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from sori.actions import ActionRegistry
+from sori.actions.discovery import MqttPresence
+from sori.config import Config
+from sori.daemon import Daemon
+from sori.events import Event, IntentCommitted, TurnRouted
+
+
+def attach_presence(config: Config, daemon: Daemon, registry: ActionRegistry) -> None:
+    """Build the presence client and hook it into `daemon`; nothing when discovery is off."""
+    m = config.mqtt
+    if not m.discovery:
+        return
+    loop: asyncio.AbstractEventLoop | None = None
+
+    async def act(what: str, payload: str) -> None:
+        if what == "mute":
+            muted = payload.upper() == "ON"
+            intent, slots, state = (
+                "HassMediaPlayerMute" if muted else "HassMediaPlayerUnmute", {},
+                "ON" if muted else "OFF",
+            )  # fmt: skip
+        elif what == "volume":
+            level = max(0, min(100, round(float(payload))))
+            intent, slots, state = "HassSetVolume", {"volume_level": level}, str(level)
+        else:
+            return
+        done = await registry.act(IntentCommitted(0, 0, f"(Home Assistant) {what}", intent, slots))
+        if done and all(f.ok for f in done):
+            presence.state(what, state)
+
+    def on_command(what: str, payload: str) -> None:  # paho's thread
+        if loop is not None:
+            asyncio.run_coroutine_threadsafe(act(what, payload), loop)
+
+    presence = MqttPresence(
+        m.url, m.node_id, m.discovery_prefix, "Sori", m.username,
+        os.environ.get(m.password_env, ""), on_command,
+    )  # fmt: skip
+
+    def heard(event: Event) -> None:
+        if isinstance(event, (IntentCommitted, TurnRouted)) and event.text:
+            presence.state("last_command", event.text)
+
+    def start() -> None:
+        nonlocal loop
+        loop = asyncio.get_running_loop()
+        presence.start()
+
+    async def close() -> None:
+        await asyncio.to_thread(presence.close)
+
+    daemon.listeners.append(heard)
+    daemon.starters.append(start)
+    daemon.closers.append(close)

@@ -1,0 +1,124 @@
+"""The first sori.toml of a home, as `sori setup` writes it: a few answers in, commented
+TOML out. Every key it does not write keeps its default (device/sori.example.toml)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+KNOWN_AREAS = {
+    "거실": "living_room",
+    "안방": "bedroom",
+    "침실": "bedroom",
+    "주방": "kitchen",
+    "부엌": "kitchen",
+    "아이방": "kids_room",
+    "작은방": "kids_room",
+    "서재": "study",
+    "화장실": "bathroom",
+    "욕실": "bathroom",
+    "현관": "entrance",
+}
+"""Area ids for common Korean room names (those of the example home); others keep the
+name itself as the id."""
+
+
+@dataclass(frozen=True)
+class Answers:
+    """What `sori setup` asked or was given."""
+
+    area: str = ""
+    """Spoken name of the room the speaker stands in ("거실"); empty for none."""
+    ha_url: str = ""
+    """Home Assistant base URL (http://homeassistant.local:8123); empty for none."""
+    ha_token_env: str = "SORI_HA_TOKEN"
+    """Environment variable that holds Home Assistant's long-lived access token."""
+    mqtt_url: str = ""
+    """MQTT broker URL (mqtt://HOST:1883); empty for none."""
+    wake: list[str] = field(default_factory=list)
+    """Wake phrases ("소리야")."""
+    token_file: str = ""
+    """The HTTP API token file; empty leaves [http] at its defaults."""
+
+
+def area_id(name: str) -> str:
+    """A stable id for a spoken room name."""
+    return KNOWN_AREAS.get(name, name)
+
+
+def _q(text: str) -> str:
+    """A TOML basic string (JSON's escaping is TOML's for these characters)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def starter_toml(answers: Answers, written_on: str = "", wake_section: bool = False) -> str:
+    """Commented TOML for `answers`; `parse_config` accepts it. `wake_section`: this Sori's
+    config has a [wake] section (else the wake phrases are written commented out)."""
+    handler = "home_assistant" if answers.ha_url else "mqtt" if answers.mqtt_url else "dry_run"
+    lines = [
+        f"# sori.toml, written by `sori setup`{' on ' + written_on if written_on else ''}.",
+        "# Every key not here keeps its default; device/sori.example.toml documents them all.",
+        '# Check it: sori intent --config THIS_FILE "불 켜줘"',
+        "",
+        "[home]",
+    ]
+    if answers.ha_url:
+        lines += [
+            "# Areas, devices and aliases come from Home Assistant (those exposed to Assist),",
+            "# read at start-up and again on SIGHUP (sudo systemctl reload sori).",
+            "# `sori home import` writes them here instead, to edit by hand.",
+            'source = "home_assistant"',
+        ]
+    if answers.area:
+        lines += [
+            '# The room the speaker stands in: "불 켜줘" means its lights. With none, Sori asks',
+            "# which room; only 다/모든/전부 means every light.",
+            f"area = {_q(area_id(answers.area))}",
+            "",
+            "[[home.areas]]",
+            f"id = {_q(area_id(answers.area))}",
+            f"name = {_q(answers.area)}",
+        ]
+    lines += [
+        "",
+        "# Add your devices (domain is the part of id before the dot):",
+        "# [[home.devices]]",
+        '# id = "light.living_room"',
+        '# name = "거실 조명"',
+        '# aliases = ["거실 불"]',
+        f"# area = {_q(area_id(answers.area) if answers.area else 'living_room')}",
+        "",
+        "[actions]",
+        "# dry_run only logs; mqtt, home_assistant, webhook or shell act for real.",
+        f"default_handler = {_q(handler)}",
+    ]
+    if answers.ha_url:
+        lines += [
+            "",
+            "[home_assistant]",
+            f"url = {_q(answers.ha_url)}",
+            "# A long-lived access token (HA: your profile > Security), from the environment:",
+            f"token_env = {_q(answers.ha_token_env)}",
+        ]
+    if answers.mqtt_url:
+        lines += ["", "[mqtt]", f"url = {_q(answers.mqtt_url)}"]
+    if answers.token_file:
+        lines += [
+            "",
+            "[http]",
+            "# The local HTTP API; clients send `Authorization: Bearer $(cat TOKEN_FILE)`.",
+            f"token_file = {_q(answers.token_file)}",
+        ]
+    if answers.wake and wake_section:
+        phrases = ", ".join(_q(p) for p in answers.wake)
+        lines += ["", "[wake]", f"phrases = [{phrases}]"]
+    elif answers.wake:
+        phrases = ", ".join(_q(p) for p in answers.wake)
+        lines += [
+            "",
+            "# Wake phrases: uncomment once your Sori has the [wake] section (`sori run --help`",
+            "# lists it); a Sori without it refuses an unknown section.",
+            "# [wake]",
+            f"# phrases = [{phrases}]",
+        ]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,165 @@
+"""Sori in Home Assistant through MQTT discovery, on a real mosquitto: the retained configs
+read back as HA reads them, availability with a last will that the broker sends when the
+process is killed, and HA's volume command reaching the speaker through a real daemon."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from broker import Subscriber
+from daemon_kit import build, write_config
+from sori.actions.discovery import MqttPresence
+
+REPO = Path(__file__).resolve().parents[2]
+FAKE = Path(__file__).with_name("fake_amixer.py")
+
+
+@pytest.fixture(autouse=True)
+def clear_retained(mosquitto):
+    """The broker is shared by the session: leave no retained message for other tests."""
+    yield
+    sub = Subscriber(mosquitto)
+    topics = set()
+    try:
+        while True:
+            try:
+                topics.add(sub.next(timeout_s=0.5)[0])
+            except queue.Empty:
+                break
+        for topic in topics:
+            sub._client.publish(topic, b"", qos=1, retain=True).wait_for_publish(5)
+    finally:
+        sub.close()
+
+
+def retained(url: str, wanted: set[str], timeout_s: float = 10.0) -> dict[str, str]:
+    """Messages of `wanted` topics as a new client sees them: the retained ones."""
+    sub = Subscriber(url)
+    seen: dict[str, str] = {}
+    end = time.monotonic() + timeout_s
+    try:
+        while not wanted <= seen.keys() and time.monotonic() < end:
+            try:
+                topic, payload = sub.next(timeout_s=0.5)
+            except queue.Empty:
+                continue
+            if topic in wanted:
+                seen[topic] = payload
+    finally:
+        sub.close()
+    return seen
+
+
+def wait_for(sub: Subscriber, topic: str, payload: str, timeout_s: float = 10.0) -> None:
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        try:
+            if sub.next(timeout_s=0.5) == (topic, payload):
+                return
+        except queue.Empty:
+            continue
+    raise AssertionError(f"no {payload!r} on {topic}")
+
+
+def test_configs_are_retained_in_home_assistants_shapes(mosquitto):
+    presence = MqttPresence(mosquitto, node_id="kitchen_speaker")
+    presence.start()
+    try:
+        assert presence.connected.wait(10)
+        presence.state("last_command", "거실 불 켜줘")
+        topics = {
+            "homeassistant/switch/kitchen_speaker/mute/config",
+            "homeassistant/number/kitchen_speaker/volume/config",
+            "homeassistant/sensor/kitchen_speaker/last_command/config",
+            "sori/kitchen_speaker/availability",
+            "sori/kitchen_speaker/last_command",
+        }
+        seen = retained(mosquitto, topics)
+    finally:
+        presence.close()
+    assert seen.keys() == topics
+    mute = json.loads(seen["homeassistant/switch/kitchen_speaker/mute/config"])
+    assert mute["command_topic"] == "sori/kitchen_speaker/mute/set"
+    assert mute["state_topic"] == "sori/kitchen_speaker/mute"
+    assert mute["availability_topic"] == "sori/kitchen_speaker/availability"
+    assert mute["unique_id"] == "kitchen_speaker_mute"
+    assert mute["device"]["identifiers"] == ["sori_kitchen_speaker"]
+    volume = json.loads(seen["homeassistant/number/kitchen_speaker/volume/config"])
+    assert (volume["min"], volume["max"], volume["command_topic"]) == (
+        0, 100, "sori/kitchen_speaker/volume/set",
+    )  # fmt: skip
+    assert seen["sori/kitchen_speaker/availability"] == "online"
+    assert seen["sori/kitchen_speaker/last_command"] == "거실 불 켜줘"
+    # A clean goodbye leaves "offline" retained.
+    assert retained(mosquitto, {"sori/kitchen_speaker/availability"}) == {
+        "sori/kitchen_speaker/availability": "offline"
+    }
+
+
+def test_the_last_will_says_offline_when_the_process_is_killed(mosquitto):
+    code = (
+        "import time\nfrom sori.actions.discovery import MqttPresence\n"
+        f"p = MqttPresence({mosquitto!r}, node_id='killed')\np.start()\n"
+        "p.connected.wait(10)\nprint('up', flush=True)\ntime.sleep(60)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO / "device")}
+    sub = Subscriber(mosquitto)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout.readline().strip() == "up"
+        wait_for(sub, "sori/killed/availability", "online")
+        proc.send_signal(signal.SIGKILL)  # no goodbye: the broker sends the will
+        proc.wait(10)
+        wait_for(sub, "sori/killed/availability", "offline")
+    finally:
+        proc.kill()
+        sub.close()
+    assert retained(mosquitto, {"sori/killed/availability"}) == {
+        "sori/killed/availability": "offline"
+    }
+
+
+def test_a_daemon_announces_itself_and_home_assistant_sets_its_volume(
+    tmp_path, mosquitto, monkeypatch
+):
+    state = tmp_path / "mixer.json"
+    state.write_text(
+        json.dumps({"device": "default", "control": "Master", "level": 40, "on": True})
+    )
+    monkeypatch.setenv("FAKE_AMIXER_STATE", str(state))
+    amixer = tmp_path / "amixer"
+    amixer.write_text(f'#!/bin/sh\nexec {sys.executable} {FAKE} "$@"\n')
+    amixer.chmod(0o755)
+    extra = f'discovery = true\nnode_id = "den"\n\n[speaker]\namixer = "{amixer}"\n'
+    daemon = build(write_config(tmp_path, mosquitto, extra), tmp_path / "reply.wav")
+    sub = Subscriber(mosquitto)
+
+    async def main():
+        daemon.start()
+        try:
+            await asyncio.to_thread(wait_for, sub, "sori/den/availability", "online")
+            await daemon.say("거실 불 켜줘")
+            await asyncio.to_thread(wait_for, sub, "sori/den/last_command", "거실 불 켜줘")
+            sub._client.publish("sori/den/volume/set", "30", qos=1)
+            await asyncio.to_thread(wait_for, sub, "sori/den/volume", "30")
+        finally:
+            await daemon.close()
+
+    try:
+        asyncio.run(asyncio.wait_for(main(), 40))
+    finally:
+        sub.close()
+    assert json.loads(state.read_text())["level"] == 30  # the speaker's own mixer was set
+    assert retained(mosquitto, {"sori/den/availability"}) == {"sori/den/availability": "offline"}

@@ -1,0 +1,108 @@
+"""`sori setup` writes a commented sori.toml that loads, from flags or from a few answers on
+a terminal, refuses to overwrite without --force, and prints the next command."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+from sori.config import load_config
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def sori(*args: str, home: Path, cwd: Path):
+    env = {**os.environ, "HOME": str(home), "PYTHONPATH": str(REPO / "device")}
+    env.pop("SORI_CONFIG", None)
+    env.pop("SORI_HA_TOKEN", None)
+    return subprocess.run(
+        [sys.executable, "-m", "sori", *args], env=env, cwd=cwd, text=True,
+        capture_output=True, timeout=60,
+    )  # fmt: skip
+
+
+def test_flags_write_a_config_that_loads_and_round_trips(tmp_path):
+    out = tmp_path / "etc" / "sori.toml"
+    done = sori(
+        "setup", "--area", "거실", "--ha-url", "http://ha.local:8123", "--ha-token-env",
+        "MY_HA", "--mqtt-url", "mqtt://10.0.0.2:1883", "--wake", "소리야",
+        "--non-interactive", "-o", str(out), home=tmp_path, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    text = out.read_text(encoding="utf-8")
+    assert text.startswith("# sori.toml, written by `sori setup`")
+    config = load_config(str(out))  # validates
+    assert config.home.area == "living_room" and config.home.areas[0].name == "거실"
+    assert config.home.source == "home_assistant"
+    assert config.home_assistant.url == "http://ha.local:8123"
+    assert config.home_assistant.token_env == "MY_HA"
+    assert config.mqtt.url == "mqtt://10.0.0.2:1883"
+    assert config.actions.default_handler == "home_assistant"
+    assert config.http.token_file == str(tmp_path / ".config" / "sori" / "api-token")
+    assert (tmp_path / ".config" / "sori" / "api-token").stat().st_mode & 0o077 == 0
+    assert "소리야" in text  # [wake] phrases (commented out until Sori has [wake])
+    assert "export MY_HA=" in done.stdout and f"sori run --config {out}" in done.stdout
+    # Round trip: the written TOML read back is the same document.
+    assert tomllib.loads(text) == tomllib.loads(out.read_text(encoding="utf-8"))
+
+
+def test_default_path_is_found_by_every_command_and_not_overwritten(tmp_path):
+    done = sori("setup", "--area", "안방", "--non-interactive", home=tmp_path, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    written = tmp_path / ".config" / "sori" / "sori.toml"
+    assert written.is_file()
+    assert 'sori intent "불 켜줘"' in done.stdout
+    first = written.read_text(encoding="utf-8")
+    # `sori intent` finds it (no first-run note) and "불 켜줘" means 안방.
+    check = sori("intent", "--json", "불 켜줘", home=tmp_path, cwd=tmp_path)
+    assert "example home" not in check.stderr
+    assert json.loads(check.stdout)["slots"].get("area") == "안방"
+    again = sori("setup", "--area", "거실", "--non-interactive", home=tmp_path, cwd=tmp_path)
+    assert again.returncode == 2 and "--force" in again.stderr
+    assert written.read_text(encoding="utf-8") == first
+    forced = sori(
+        "setup", "--area", "거실", "--non-interactive", "--force", home=tmp_path, cwd=tmp_path
+    )
+    assert forced.returncode == 0 and 'area = "living_room"' in written.read_text()
+
+
+def test_bad_urls_are_refused_and_nothing_written(tmp_path):
+    out = tmp_path / "sori.toml"
+    done = sori(
+        "setup", "--ha-url", "ha.local:8123", "--non-interactive", "-o", str(out),
+        home=tmp_path, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2 and "--ha-url" in done.stderr and "http://" in done.stderr
+    assert not out.exists()
+
+
+def test_questions_on_a_terminal(tmp_path):
+    """On a terminal setup asks; Enter keeps the default (거실, no HA, no MQTT, 소리야)."""
+    out = tmp_path / "sori.toml"
+    env = {**os.environ, "HOME": str(tmp_path), "PYTHONPATH": str(REPO / "device")}
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: sori setup on a pseudo-terminal
+        os.execve(sys.executable, [sys.executable, "-m", "sori", "setup", "-o", str(out)], env)
+    seen = b""
+    answers = [b"\n", b"\n", b"\n", b"\n"]
+    while True:
+        try:
+            chunk = os.read(fd, 1024)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+        if seen.count(b": ") > 4 - len(answers) and answers:
+            os.write(fd, answers.pop(0))
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, seen.decode(errors="replace")
+    assert b"Which room" in seen
+    config = load_config(str(out))
+    assert config.home.areas[0].name == "거실"
+    assert config.actions.default_handler == "dry_run"
