@@ -38,6 +38,7 @@ FLOORS = {
     "http_api": 4,
     "api_access": 4,
     "logs": 4,
+    "edge_tools": 4,
     "cli": 5,
     "commands": 5,
     "__main__": 5,

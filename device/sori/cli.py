@@ -18,7 +18,9 @@ from sori.logs import TextFormatter
 from sori.redact import redact
 
 # Subcommand modules; each defines `add_parser(subparsers)` and `run(args) -> int`.
-COMMANDS = ("demo", "intent", "phrases", "conformance", "replay", "ask", "run", "setup")
+COMMANDS = (
+    "demo", "intent", "phrases", "conformance", "replay", "ask", "run", "setup", "edge",
+)  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:
