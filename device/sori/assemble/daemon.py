@@ -100,6 +100,9 @@ def build_daemon(
         return f"restart to apply [{'], ['.join(later)}]" if later else ""
 
     daemon.reloader = reload
+    edge = thinker.edge if thinker is not None else None
+    if edge is not None:  # the client's per-endpoint TTFB p95 in /metrics
+        daemon.metrics.edge_endpoints = edge.ttfb_report
     daemon.closers.extend([*closers, answerer.close])
     daemon.stoppers.extend([cache.stop_warming, *stoppers])
     daemon.threads.extend(threads)
