@@ -11,7 +11,8 @@ The model, and why:
   prefill is zero (the tests check the Erlang C wait).
 - The autoscaler (KEDA/HPA) polls every `poll_s`: desired = max(ceil(running / target
   running per instance), ceil(waiting / target waiting per instance), the cron minimum,
-  min_instances), capped at max_instances. Scale-up starts pods that serve only after
+  min_instances), capped at max_instances and at the HPA's rate (double or +4 per poll).
+  Scale-up starts pods that serve only after
   `scale_up_delay_s` (scheduling, weights, CUDA graphs); scale-down follows the highest
   desired count of the last `scale_down_after_s` (the HPA stabilisation window) and drains:
   a removed instance finishes its answers but takes no new ones.
@@ -283,7 +284,9 @@ def _autoscale(
         _cron_min(model, now),
         model.min_instances,
     )
-    want = min(want, model.max_instances)
+    # The HPA's scale-up rate limit (its default, and deploy/edge's): per period, at most
+    # double the instances or add 4, whichever is more.
+    want = min(want, model.max_instances, max(2 * len(live), len(live) + 4))
     desired_log.append((now, want))
     while desired_log and desired_log[0][0] < now - model.scale_down_after_s:
         desired_log.pop(0)
