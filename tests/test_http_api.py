@@ -68,6 +68,37 @@ def test_say_returns_the_turn_and_metrics_count_it(api_run, subscriber):
     assert "# TYPE sori_edge_ttfb_seconds histogram" in text
 
 
+def test_metrics_show_each_edge_endpoints_ttfb_p95_and_rotation(tmp_path, mosquitto):
+    slow, fresh = "http://127.0.0.1:9/v1", "http://127.0.0.1:10/v1"
+    edge = f'[[edge.endpoints]]\nurl = "{slow}"\n[[edge.endpoints]]\nurl = "{fresh}"\n'
+    config = write_config(tmp_path, mosquitto, edge).read_text(encoding="utf-8")
+    path = tmp_path / "sori.toml"
+    path.write_text(config.replace("thinking = false", "thinking = true"), encoding="utf-8")
+    daemon = build(path, tmp_path / "reply.wav")
+    health = daemon.thinker.edge.health(slow)
+    for ttfb_ms in (200.0, 250.0, 300.0, 400.0, 2500.0):  # the p95 crosses 1500 ms
+        health.record_ttfb(ttfb_ms, 0)
+
+    async def main():
+        api = HttpApi(daemon, "127.0.0.1:0", token=TOKEN)
+        await api.start()
+        try:
+            async with httpx.AsyncClient(
+                base_url=api.url, timeout=20, headers={"Authorization": f"Bearer {TOKEN}"}
+            ) as client:
+                return (await client.get("/metrics")).text
+        finally:
+            await api.close()
+            await daemon.close()
+
+    text = asyncio.run(main())
+    assert "# TYPE sori_edge_endpoint_ttfb_p95_seconds gauge" in text
+    assert f'sori_edge_endpoint_ttfb_p95_seconds{{endpoint="{slow}"}} 2.500000' in text
+    assert f'endpoint="{fresh}"}} ' not in text.split("sori_edge_endpoint_in_rotation")[0]
+    assert f'sori_edge_endpoint_in_rotation{{endpoint="{slow}"}} 0' in text
+    assert f'sori_edge_endpoint_in_rotation{{endpoint="{fresh}"}} 1' in text
+
+
 def test_bad_requests_are_refused_with_a_reason(api_run):
     async def scenario(client, api):
         return [

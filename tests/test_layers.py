@@ -46,6 +46,7 @@ FLOORS = {
     "api_access": 4,
     "logs": 4,
     "wyoming_server": 4,
+    "edge_tools": 4,
     "cli": 5,
     "commands": 5,
     "__main__": 5,

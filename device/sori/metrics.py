@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import bisect
 import threading
+from collections.abc import Callable
 
 from sori.events import ActionFinished, Event, TurnFinished, WakeDetected
 
@@ -56,6 +57,9 @@ class Metrics:
         self.wakes = 0
         self.muted = False
         """Mirrors the daemon's muted state for the `sori_muted` gauge."""
+        self.edge_endpoints: Callable[[], dict[str, tuple[float | None, bool]]] | None = None
+        """Per edge endpoint: rolling p95 TTFB (ms, None before a sample) and whether it is
+        in the rotation; set by the assembly to the edge client's `ttfb_report`."""
 
     def observe(self, event: Event) -> None:
         with self._lock:
@@ -105,6 +109,7 @@ class Metrics:
                 "sori_edge_ttfb_seconds", "histogram", "Time to first token from edge servers."
             )
             out += self.edge_ttfb.lines("sori_edge_ttfb_seconds", "")
+            out += self._edge_endpoint_lines()
             out += _head("sori_errors_total", "counter", "Errors by kind.")
             out += [f'sori_errors_total{{kind="{k}"}} {n}' for k, n in sorted(self.errors.items())]
             out += _head("sori_barge_ins_total", "counter", "Replies cut off by the user.")
@@ -114,6 +119,34 @@ class Metrics:
             out += _head("sori_muted", "gauge", "1 while muted: no audio reaches the recognizer.")
             out.append(f"sori_muted {int(self.muted)}")
             return "\n".join(out) + "\n"
+
+    def _edge_endpoint_lines(self) -> list[str]:
+        """The device client's view of each edge endpoint, the one its failover acts on."""
+        report = self.edge_endpoints() if self.edge_endpoints is not None else {}
+        out = _head(
+            "sori_edge_endpoint_ttfb_p95_seconds",
+            "gauge",
+            "Rolling p95 time to first byte per edge endpoint (the failover threshold's input).",
+        )
+        for url, (p95_ms, _) in sorted(report.items()):
+            if p95_ms is not None:
+                out.append(
+                    f'sori_edge_endpoint_ttfb_p95_seconds{{endpoint="{_label(url)}"}} '
+                    f"{p95_ms / 1000:.6f}"
+                )
+        out += _head(
+            "sori_edge_endpoint_in_rotation", "gauge", "1 while an edge endpoint is in rotation."
+        )
+        for url, (_, in_rotation) in sorted(report.items()):
+            out.append(
+                f'sori_edge_endpoint_in_rotation{{endpoint="{_label(url)}"}} {int(in_rotation)}'
+            )
+        return out
+
+
+def _label(value: str) -> str:
+    """A Prometheus label value, escaped."""
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
 def _head(name: str, kind: str, help_text: str) -> list[str]:

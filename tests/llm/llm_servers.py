@@ -29,7 +29,7 @@ def free_port() -> int:
 class LlamaServer:
     """`python -m llama_cpp.server` serving a GGUF on loopback (stands in for vLLM)."""
 
-    def __init__(self, model: str, log: Path) -> None:
+    def __init__(self, model: str, log: Path, extra_args: tuple[str, ...] = ()) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/v1"
         self._log = log.open("wb")
@@ -52,6 +52,7 @@ class LlamaServer:
                 "127.0.0.1",
                 "--port",
                 str(self.port),
+                *extra_args,
             ],
             stdout=self._log,
             stderr=subprocess.STDOUT,

@@ -108,6 +108,9 @@ def build_daemon(
 
     daemon.reloader = reload
     attach_presence(config, daemon, registry)
+    edge = thinker.edge if thinker is not None else None
+    if edge is not None:  # the client's per-endpoint TTFB p95 in /metrics
+        daemon.metrics.edge_endpoints = edge.ttfb_report
     daemon.closers.extend([*closers, answerer.close])
     daemon.stoppers.extend([cache.stop_warming, *stoppers])
     daemon.threads.extend(threads)

@@ -146,6 +146,14 @@ class EdgeClient:
         """The health record of the endpoint with this URL."""
         return next(s.health for s in self._slots if s.endpoint.url == url)
 
+    def ttfb_report(self) -> dict[str, tuple[float | None, bool]]:
+        """Per endpoint (its display URL): the rolling p95 time to first byte in
+        milliseconds (None before any sample) and whether it is in the rotation."""
+        return {
+            slot.endpoint.display: (slot.health.p95_ms(), slot.health.in_rotation)
+            for slot in self._slots
+        }
+
     async def stream(self, ask: Ask) -> AsyncIterator[Token]:
         """Answer tokens from the first endpoint that produces them in time.
 
