@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sori.assemble import hearing
 from sori.assemble.understanding import home_from_config, presets_from_config
 from sori.audio.augment import make_noise, mix_at_snr, to_pcm16
 from sori.audio.format import read_file
 from sori.audio.sources import RawSource
-from sori.commands import hearing
 from sori.config import load_config
 from sori.replaying import replay_source
 from sori.stt.denoised import AutoDenoised

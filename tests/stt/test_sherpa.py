@@ -152,7 +152,7 @@ max_active_paths = 64
         encoding="utf-8",
     )
     done = subprocess.run(
-        [sys.executable, "-m", "sori", "replay", "--config", str(config), "--json"]
+        [sys.executable, "-m", "sori", "replay", "--config", str(config), "--json", "--no-wake"]
         + [str(english_speech().path)],
         capture_output=True,
         text=True,

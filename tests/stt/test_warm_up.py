@@ -9,9 +9,9 @@ import logging
 import numpy as np
 import pytest
 
+from sori.assemble import hearing
 from sori.audio.sources import FileSource
 from sori.audio.synthetic import speech_like
-from sori.commands import hearing
 from sori.config import Config
 from sori.config.sections import VoskConfig
 from sori.stt.base import WarmUp, warm_up
