@@ -8,12 +8,11 @@ endpoint (`POST /api/intent/handle`), which needs `intent:` in HA's configuratio
 from __future__ import annotations
 
 import logging
-import os
 from typing import Any
 
 from sori.actions.base import Command, Result
-from sori.actions.webhook import import_httpx
-from sori.errors import BackendError, ConfigError
+from sori.errors import BackendError
+from sori.ha_rest import rest_client
 from sori.redact import redact
 
 log = logging.getLogger(__name__)
@@ -71,22 +70,8 @@ class HomeAssistantHandler:
     name = "home_assistant"
 
     def __init__(self, url: str, token_env: str = "SORI_HA_TOKEN", timeout_s: float = 3.0):
-        if not url:
-            raise ConfigError("home_assistant.url is empty; set it to http://HOST:8123")
-        token = os.environ.get(token_env, "")
-        if not token:
-            raise ConfigError(
-                f"home_assistant.token_env: ${token_env} is not set; export a long-lived "
-                "access token (HA profile → Security) in the service's environment"
-            )
-        httpx = import_httpx()
-        self._httpx = httpx
+        self._httpx, self._client = rest_client(url, token_env, timeout_s)
         self.url = url.rstrip("/")
-        self._client = httpx.AsyncClient(
-            base_url=self.url,
-            headers={"Authorization": f"Bearer {token}"},
-            timeout=timeout_s,
-        )
 
     async def handle(self, command: Command) -> Result:
         call = service_call(command)

@@ -7,9 +7,9 @@ never from the config file. Only GET requests are made: reading changes nothing.
 from __future__ import annotations
 
 import logging
-import os
 
-from sori.errors import BackendError, ConfigError, DependencyError
+from sori.errors import BackendError
+from sori.ha_rest import rest_client
 from sori.home import Device
 from sori.redact import redact
 from sori.state.base import Reading
@@ -23,23 +23,8 @@ class HomeAssistantStateSource:
     name = "home_assistant"
 
     def __init__(self, url: str, token_env: str = "SORI_HA_TOKEN", timeout_s: float = 2.0):
-        if not url:
-            raise ConfigError("home_assistant.url is empty; set it to http://HOST:8123")
-        token = os.environ.get(token_env, "")
-        if not token:
-            raise ConfigError(
-                f"home_assistant.token_env: ${token_env} is not set; export a long-lived "
-                "access token (HA profile → Security) in the service's environment"
-            )
-        try:
-            import httpx
-        except ImportError:
-            raise DependencyError("Home Assistant needs httpx; run 'pip install httpx'") from None
-        self._httpx = httpx
+        self._httpx, self._client = rest_client(url, token_env, timeout_s)
         self.url = url.rstrip("/")
-        self._client = httpx.AsyncClient(
-            base_url=self.url, headers={"Authorization": f"Bearer {token}"}, timeout=timeout_s
-        )
 
     def covers(self, device: Device) -> bool:
         return True
