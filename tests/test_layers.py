@@ -19,6 +19,8 @@ FLOORS = {
     "redact": 0,
     "shipped": 0,
     "audio": 1,
+    "ha_rest": 1,
+    "mqtt_connection": 1,
     "models": 1,
     "vad": 1,
     "stt": 2,

@@ -6,9 +6,10 @@ import pytest
 
 from broker import free_port
 from sori.actions.base import Command, NotConfirmed
-from sori.actions.mqtt import MqttHandler, parse_url, payload_for, topic_for
+from sori.actions.mqtt import MqttHandler, payload_for, topic_for
 from sori.errors import BackendError, ConfigError
 from sori.home import Device
+from sori.mqtt_connection import parse_url
 
 LAMP = Device("light.living_room", "거실 조명", "light", "living_room")
 CURTAIN = Device("cover.curtain", "커튼", "cover", "living_room", device_class="curtain")

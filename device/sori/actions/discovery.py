@@ -17,8 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sori import __version__
-from sori.actions.mqtt import parse_url
-from sori.errors import DependencyError
+from sori.mqtt_connection import authenticate, import_paho, parse_url
 
 log = logging.getLogger(__name__)
 
@@ -39,10 +38,7 @@ class MqttPresence:
         password: str = "",
         on_command: Callable[[str, str], None] | None = None,
     ) -> None:
-        try:
-            import paho.mqtt.client as mqtt
-        except ImportError:
-            raise DependencyError("MQTT needs paho-mqtt; run 'pip install paho-mqtt'") from None
+        mqtt = import_paho()
         self.host, self.port, tls = parse_url(url)
         self.url, self.node_id, self.prefix, self.name = url, node_id, prefix, name
         self.on_command = on_command
@@ -52,10 +48,7 @@ class MqttPresence:
         self._client = mqtt.Client(
             mqtt.CallbackAPIVersion.VERSION2, client_id=f"{node_id}-presence"
         )
-        if username:
-            self._client.username_pw_set(username, password or None)
-        if tls:
-            self._client.tls_set()
+        authenticate(self._client, tls, username, password)
         # The broker says "offline" for us when the connection dies without a goodbye.
         self._client.will_set(self.availability, OFFLINE, qos=1, retain=True)
         self._client.reconnect_delay_set(min_delay=0.25, max_delay=5)  # type: ignore[arg-type]

@@ -45,10 +45,10 @@ import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 from sori.actions.base import Command, NotConfirmed, Result
-from sori.errors import BackendError, ConfigError, DependencyError
+from sori.errors import BackendError, ConfigError
+from sori.mqtt_connection import authenticate, import_paho, parse_url
 
 log = logging.getLogger(__name__)
 
@@ -139,19 +139,6 @@ def topic_for(command: Command, template: str = DEFAULT_TOPIC) -> str:
     )
 
 
-def parse_url(url: str) -> tuple[str, int, bool]:
-    """ "mqtt://host:1883" → ("host", 1883, False); "mqtts://host" → ("host", 8883, True)."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("mqtt", "mqtts", "tcp", "ssl") or not parts.hostname:
-        raise ConfigError(f"mqtt.url = {url!r} must look like mqtt://HOST:PORT or mqtts://HOST")
-    tls = parts.scheme in ("mqtts", "ssl")
-    try:
-        port = parts.port or (8883 if tls else 1883)
-    except ValueError:
-        raise ConfigError(f"mqtt.url = {url!r} has an invalid port") from None
-    return parts.hostname, port, tls
-
-
 @dataclass
 class _Pending:
     """One published message waiting for its acknowledgement."""
@@ -182,10 +169,7 @@ class MqttHandler:
         timeout_s: float = 3.0,
         protocol: str = "5",
     ) -> None:
-        try:
-            import paho.mqtt.client as mqtt
-        except ImportError:
-            raise DependencyError("MQTT needs paho-mqtt; run 'pip install paho-mqtt'") from None
+        mqtt = import_paho()
         if protocol not in PROTOCOLS:
             raise ConfigError(f"mqtt.protocol = {protocol!r} must be one of {PROTOCOLS}")
         if qos not in (0, 1, 2):
@@ -213,10 +197,7 @@ class MqttHandler:
         # paho guards its queue of unacknowledged messages with this lock and holds it while
         # it answers PUBREC with PUBREL; withdrawing under it makes the two exclusive.
         self._lock = self._client._out_message_mutex
-        if username:
-            self._client.username_pw_set(username, password or None)
-        if tls:
-            self._client.tls_set()
+        authenticate(self._client, tls, username, password)
         # quick after the reset that follows a withdrawal; at most 5 s on a LAN broker
         self._client.reconnect_delay_set(min_delay=0.25, max_delay=5)  # type: ignore[arg-type]
         self._client.on_connect = self._on_connect

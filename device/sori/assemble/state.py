@@ -22,7 +22,7 @@ def state_topics(config: Config, home: Home) -> dict[str, str]:
 
 
 def _mqtt(config: Config, home: Home) -> StateSource:
-    from sori.actions.mqtt import parse_url
+    from sori.mqtt_connection import parse_url
     from sori.state.mqtt import MqttStateSource
 
     m = config.mqtt

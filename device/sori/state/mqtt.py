@@ -17,8 +17,9 @@ import threading
 import time
 from collections.abc import Mapping
 
-from sori.errors import BackendError, DependencyError
+from sori.errors import BackendError
 from sori.home import Device
+from sori.mqtt_connection import authenticate, import_paho
 from sori.state.base import Reading, parse_payload
 
 log = logging.getLogger(__name__)
@@ -55,10 +56,7 @@ class MqttStateSource:
         timeout_s: float = 2.0,
         url: str = "",
     ) -> None:
-        try:
-            import paho.mqtt.client as mqtt
-        except ImportError:
-            raise DependencyError("MQTT needs paho-mqtt; run 'pip install paho-mqtt'") from None
+        mqtt = import_paho()
         self.host, self.port = host, port
         self.url = url or f"mqtt://{host}:{port}"
         self.timeout_s = timeout_s
@@ -71,10 +69,7 @@ class MqttStateSource:
         self._connected = threading.Event()
         self._started = False
         self._client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id)
-        if username:
-            self._client.username_pw_set(username, password or None)
-        if tls:
-            self._client.tls_set()
+        authenticate(self._client, tls, username, password)
         self._client.reconnect_delay_set(0.2, 5)
         self._client.on_connect = self._on_connect
         self._client.on_disconnect = self._on_disconnect
