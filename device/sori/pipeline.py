@@ -252,11 +252,7 @@ class Hearing:
             if not opened_now:  # a turn opened by a wake phrase has had this frame
                 self._continue(turn, frame, boundary, events)
         if isinstance(boundary, SpeechStopped):
-            events.append(boundary)
-            if self._utt is not None:
-                self._end_wake(events)
-            if self._turn is not None:
-                self._close(boundary, events)
+            self._stopped(boundary, events)
         return events
 
     def _continue(self, turn: _Turn, frame: AudioFrame, boundary: Any, events: list[Event]) -> None:
@@ -279,12 +275,16 @@ class Hearing:
         events: list[Event] = []
         boundary = self.endpointer.end_of_stream()
         if boundary is not None and (self._turn is not None or self._utt is not None):
-            events.append(boundary)
-            if self._utt is not None:
-                self._end_wake(events)
-            if self._turn is not None:
-                self._close(boundary, events)
+            self._stopped(boundary, events)
         return events
+
+    def _stopped(self, boundary: SpeechStopped, events: list[Event]) -> None:
+        """The utterance ended: the wake detector's part of it, then the turn's."""
+        events.append(boundary)
+        if self._utt is not None:
+            self._end_wake(events)
+        if self._turn is not None:
+            self._close(boundary, events)
 
     # -- wake phrase and mute --------------------------------------------------------------
 
