@@ -92,7 +92,9 @@ def one_job(manifest) -> tuple[subprocess.CompletedProcess, Path]:
 @pytest.fixture(scope="module")
 def two_jobs(manifest, one_job) -> tuple[subprocess.CompletedProcess, Path]:
     """The same manifest on two workers, against a baseline in which every run passed and
-    commits came 200 ms sooner: an injected regression of both accuracy and latency."""
+    commits came 5 s sooner: an injected regression of both accuracy and latency. The shift
+    is far beyond what the load of the machine moves a p95 between two runs (CI saw 200 ms
+    drowned by a slow first run)."""
     out = manifest.parent / "jobs2"
     out.mkdir()
     better = copy.deepcopy(json.loads((one_job[1] / "r.json").read_text("utf-8")))
@@ -101,7 +103,7 @@ def two_jobs(manifest, one_job) -> tuple[subprocess.CompletedProcess, Path]:
     for figures in [better["summary"], *better["summary"]["by_augmentation"].values()]:
         figures["accuracy"] = 1.0
         if figures["p95_commit_ms"] is not None:
-            figures["p95_commit_ms"] -= 200
+            figures["p95_commit_ms"] -= 5000
     (out / "baseline.json").write_text(json.dumps(better), "utf-8")
     done = sori(
         str(manifest),
