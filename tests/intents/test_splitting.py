@@ -55,3 +55,24 @@ def test_a_noun_or_an_auxiliary_is_no_connective(text):
 def test_each_part_keeps_the_words_as_said():
     said = [p.said for p in split_commands("불 다 끄고 커튼 닫아줘")]
     assert said == ["불 다 끄고", "커튼 닫아줘"]
+
+
+@pytest.mark.parametrize(
+    ("text", "shared"),
+    [
+        ("거실 불하고 안방 불 꺼줘", ["거실 불", ""]),
+        ("거실 불 하고 안방 불 꺼줘", ["거실 불", ""]),
+        ("거실이랑 안방 불 꺼줘", ["거실", ""]),
+        ("티비랑 에어컨 꺼줘", ["티비", ""]),
+        ("거실이랑 안방이랑 주방 불 꺼줘", ["거실", "안방", ""]),
+        ("공기청정기 정지하고 창문 열어", ["공기청정기 정지", ""]),  # or a verb: both readings
+        ("거실 불 켜고 에어컨 꺼 줘", ["", ""]),  # a verb's -고 joins no target
+    ],
+)
+def test_targets_joined_by_hago_or_irang_wait_for_the_verb_after_them(text, shared):
+    assert [p.shared for p in split_commands(text)] == shared
+
+
+@pytest.mark.parametrize("text", ["노랑 불 켜줘", "거실 불 파랑 해줘", "거실이랑"])
+def test_a_colour_or_a_last_word_is_no_join(text):
+    assert [p.text for p in split_commands(text)] == [text]
