@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sori.intents.splitting import request_form, split_commands
+from sori.intents.splitting import continues, request_form, split_commands
 
 
 @pytest.mark.parametrize(
@@ -76,3 +76,25 @@ def test_targets_joined_by_hago_or_irang_wait_for_the_verb_after_them(text, shar
 @pytest.mark.parametrize("text", ["노랑 불 켜줘", "거실 불 파랑 해줘", "거실이랑"])
 def test_a_colour_or_a_last_word_is_no_join(text):
     assert [p.text for p in split_commands(text)] == [text]
+
+
+@pytest.mark.parametrize(
+    ("text", "more"),
+    [
+        ("거실 불 켜고", True),
+        ("거실 불 켜 고", True),
+        ("거실 불 켜 그리고", True),
+        ("거실 불하고", True),
+        ("거실이랑", True),
+        ("거실 불이랑", True),
+        ("거실 불 켜고 에어컨", True),
+        ("turn on the light and", True),
+        ("거실 불 켜", False),
+        ("거실 불 켜 줘", False),
+        ("창고", False),
+        ("노랑", False),
+        ("", False),
+    ],
+)
+def test_a_partial_that_ends_in_a_connective_continues(text, more):
+    assert continues(text) is more

@@ -113,6 +113,25 @@ def _joined_stem(word: str, following: str | None) -> str | None:
     return stem if stem and is_hangul(stem[-1]) else None
 
 
+def continues(text: str) -> bool:
+    """True when `text` ends in a connective or already joins commands or targets: the
+    speaker has more to say ("거실 불 켜고", "거실 불 켜 그리고", "거실이랑", "turn on the
+    light and"), so it is no single command to act on before the final transcript."""
+    words = _PUNCTUATION.sub(" ", text).split()
+    if not words:
+        return False
+    last = words[-1]
+    if last in CONNECTIVE_WORDS or last.lower() in ENGLISH_JOINS or last in _BARE_ENDINGS:
+        return True
+    if len(words) > 1 and _is_connective(last, ""):  # 켜고, 불하고; a first word is a noun
+        return True
+    return _joined_stem(last, "") is not None or len(split_commands(text)) > 1
+
+
+_BARE_ENDINGS = frozenset({"고", "하고", "랑", "이랑"})
+"""A connective a recognizer wrote as a word of its own ("거실 불 켜 고")."""
+
+
 def split_commands(text: str) -> list[Piece]:
     """The commands of `text` in the order said; one piece when it holds one command."""
     words = _PUNCTUATION.sub(" ", text).split()
