@@ -15,6 +15,15 @@ device_class = "curtain"
 handler = "mqtt"
 """
 
+BEDROOM_LIGHT = """
+[[home.devices]]
+id = "light.bedroom"
+name = "안방 조명"
+area = "bedroom"
+aliases = ["안방 불"]
+handler = "mqtt"
+"""
+
 
 async def closing(daemon, coro):
     try:
@@ -83,3 +92,37 @@ def test_english_commands_joined_by_and_are_acted_on_in_order(tmp_path, mosquitt
     assert subscriber.next() == ("sori/light/living_room/set", "ON")
     said = "Turned off the living room lights. Turned on the living room lights."
     assert turn["response"] == said
+
+
+def test_targets_joined_by_hago_or_irang_share_the_verb_in_order(tmp_path, mosquitto, subscriber):
+    daemon = build(write_config(tmp_path, mosquitto, BEDROOM_LIGHT), tmp_path / "reply.wav")
+
+    async def turns():
+        first = await daemon.say("거실 불하고 안방 불 꺼줘")
+        return first, await daemon.say("거실이랑 안방 불 켜줘")
+
+    first, second = asyncio.run(closing(daemon, turns()))
+    assert subscriber.next() == ("sori/light/living_room/set", "OFF")
+    assert subscriber.next() == ("sori/light/bedroom/set", "OFF")
+    assert subscriber.next() == ("sori/light/living_room/set", "ON")
+    assert subscriber.next() == ("sori/light/bedroom/set", "ON")
+    assert first["response"] == "거실 조명을 껐어요. 안방 조명을 껐어요."
+    assert second["response"] == "거실 조명을 켰어요. 안방 조명을 켰어요."
+    # matched whole, "거실이랑 안방 불 켜줘" would light 안방 alone
+    assert [p["text"] for p in second["slots"]["parts"]] == ["거실이랑", "안방 불 켜줘"]
+    assert [a["target"] for a in second["actions"]] == ["light.living_room", "light.bedroom"]
+
+
+def test_a_joined_target_that_matches_nothing_stops_the_whole_sentence(
+    tmp_path, mosquitto, subscriber
+):
+    daemon = build(write_config(tmp_path, mosquitto, BEDROOM_LIGHT), tmp_path / "reply.wav")
+
+    async def turns():
+        refused = await daemon.say("우주선이랑 안방 불 꺼줘")
+        return refused, await daemon.say("에어컨 꺼줘")
+
+    refused, _ = asyncio.run(closing(daemon, turns()))
+    assert refused["actions"] == []
+    assert refused["response"] == "'우주선이랑' 부분을 이해하지 못해서 아무것도 하지 않았어요."
+    assert subscriber.next() == ("sori/climate/bedroom/set", "OFF")  # 안방 was never sent

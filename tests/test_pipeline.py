@@ -286,3 +286,23 @@ def test_the_flush_runs_on_the_first_silent_frame_and_the_commit_when_the_gate_o
     (closed,) = [e for e in of(events, TranscriptPartial) if e.text == "거실 불 켜 줘"]
     assert closed.t_ns == 1_020 * MS  # caught up while the silence gate was still shut
     assert of(events, IntentCommitted)[0].t_ns == 1_040 * MS
+
+
+def test_a_command_the_speaker_goes_on_from_with_go_is_held_for_the_final_transcript():
+    """ "거실 불 끄고 … 에어컨 꺼 줘": the decoder shows "거실 불 꺼" (closed) and holds the
+    ending 고 back until the pause's flush; nothing is committed early, and the final
+    transcript decides."""
+    clock = FakeClock()
+    speech = [(300, False), (700, True), (200, False), (600, True), (800, False)]
+    cues = [
+        Cue(300, "거실"),
+        Cue(800, "거실 불 꺼"),
+        Cue(1_000, "거실 불 끄고"),  # reached only by the flush at the first pause
+        Cue(1_500, "거실 불 끄고 에어컨 꺼"),
+    ]
+    hearing = hearing_for([(cues, "거실 불 끄고 에어컨 꺼 줘")], clock, silence_ms=40)
+    events = run_frames(hearing, tone_frames(speech), clock)
+    assert of(events, IntentCommitted) == []
+    assert "거실 불 끄고" in [e.text for e in of(events, TranscriptPartial)]
+    (final,) = of(events, IntentNotRecognized)
+    assert final.text == "거실 불 끄고 에어컨 꺼 줘"  # several commands: the daemon splits it

@@ -308,7 +308,11 @@ class Daemon:
         )
 
     def _failure_reply(self, failed: list[ActionFinished]) -> str:
-        """ "Sent, not confirmed" when every failure is only that; else "could not"."""
+        """A failure's own words when it has them ("no player is set"); "sent, not
+        confirmed" when every failure is only that; else "could not"."""
+        own = next((a.speech for a in failed if a.speech), "")
+        if own:
+            return own
         if all(a.unconfirmed for a in failed):
             return self.replies["action_unconfirmed"]
         return self.replies["action_failed"]

@@ -7,13 +7,19 @@ out one after the other, each only after the one before has ended; the reply say
 each did, or what failed. When some part does not match on its own, nothing at all is
 done and the reply says which words were not understood: half a request carried out is
 worse than none. A part that cancels ("아 됐어") cancels the whole sentence.
+
+Targets joined by 하고/이랑/랑 share the verb after them: "거실 불하고 안방 불 꺼줘" and
+"거실이랑 안방 불 꺼줘" are "거실 불 꺼줘" then "안방 불 꺼줘". The joined target takes
+the words of the next command that follow as many words as it has ("거실 불" + "안방 불
+꺼줘" → "거실 불 꺼줘"), else fewer or more, and counts only when that matches the same
+intent as the next command; otherwise it is a part that did not match.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sori.events import ActionFinished, Event, IntentCommitted
@@ -79,10 +85,37 @@ def plan(understanding: Any, text: str) -> Plan | None:
     pieces = split_commands(text)
     if len(pieces) < 2:
         return None
-    parts = tuple(Part(piece, understanding.match(piece.text)) for piece in pieces)
+    parts: list[Part] = []
+    for piece in reversed(pieces):  # a joined target borrows from the command after it
+        found = understanding.match(piece.text) if piece.text != piece.shared else None
+        if found is None and piece.shared and parts and parts[-1].match is not None:
+            piece, found = _borrow(understanding, piece, parts[-1])
+        parts.append(Part(piece, found))
     if all(p.match is None for p in parts):
         return None
-    return Plan(text, parts, getattr(understanding, "language", "ko"))
+    return Plan(text, tuple(reversed(parts)), getattr(understanding, "language", "ko"))
+
+
+def shares_a_verb(understanding: Any, text: str) -> bool:
+    """Whether `text` joins targets with 하고/이랑/랑 ("거실이랑 안방 불 꺼줘") and is a
+    sentence of several commands: it must not be matched whole (as one command on 안방)."""
+    pieces = split_commands(text)
+    if not any(p.shared for p in pieces[:-1]):
+        return False
+    return plan(understanding, text) is not None
+
+
+def _borrow(understanding: Any, piece: Piece, after: Part) -> tuple[Piece, Any]:
+    """`piece` (a target with no verb) completed with the words of the command after it,
+    and its match; (piece, None) when no completion matches that command's intent."""
+    mine, theirs = piece.shared.split(), after.piece.text.split()
+    keep = sorted(range(1, len(theirs)), key=lambda k: (abs(k - len(mine)), k))
+    for k in keep:  # drop the k first words of the next command, keep its verb
+        text = " ".join([*mine, *theirs[k:]])
+        found = understanding.match(text)
+        if found is not None and found.intent == after.match.intent:
+            return replace(piece, text=text), found
+    return piece, None
 
 
 async def carry_out(

@@ -60,6 +60,7 @@ from sori.events import (
     UtteranceHeard,
     WakeDetected,
 )
+from sori.intents.splitting import continues
 from sori.stt.base import Hypothesis, RecognizerStream, SpeechRecognizer
 from sori.vad import Endpointer, EndpointSettings, VoiceScorer
 from sori.wake.base import Detection, WakeDetector, WakeStream
@@ -157,6 +158,9 @@ class _Turn:
     commit follows (clock-comparable stream time)."""
     audio_ns: int = 0
     flushes: int = 0
+    held: bool = False
+    """A partial ended in a connective (켜고, 그리고, 이랑): no early commit in this
+    utterance; the final transcript decides."""
     pad_credit_ns: int = 0
     busy_ns: dict[str, int] = field(default_factory=lambda: {"vad": 0, "stt": 0, "understand": 0})
 
@@ -415,20 +419,22 @@ class Hearing:
         if turn is None or turn.committed is not None or not self.commit.early or not silence_ns:
             return
         found, closed = self._match(turn, turn.partial)
-        # A pause began. Flush at once when nothing can be committed yet, so the hypothesis
-        # has caught up by the time the silence gate opens. Flush again only while it is
-        # empty or a command whose closing word has not appeared.
-        committable = found is not None and closed
+        # A pause began. Flush at once, so the hypothesis has caught up by the time the
+        # silence gate opens: a closed command too, so "거실 불 켜" still becomes "거실 불
+        # 켜고" when the decoder holds the ending back. Flush again only while the partial
+        # is empty or a command whose closing word has not appeared.
         lagging = not turn.partial or (found is not None and not closed)
         if (
             self.commit.flush_ms
-            and not committable
             and turn.flushes < self.commit.flush_steps
             and (turn.flushes == 0 or lagging)
         ):
             turn.flushes += 1
             self._flush(turn, events)
             found, closed = self._match(turn, turn.partial)
+        if turn.held or continues(turn.partial):  # "거실 불 켜고 …": the final decides
+            turn.held = True
+            return
         if silence_ns < self.commit.silence_ms * MS or not turn.partial:
             return
         if found is None or not closed:

@@ -163,3 +163,36 @@ def test_a_daemon_announces_itself_and_home_assistant_sets_its_volume(
         sub.close()
     assert json.loads(state.read_text())["level"] == 30  # the speaker's own mixer was set
     assert retained(mosquitto, {"sori/den/availability"}) == {"sori/den/availability": "offline"}
+
+
+def test_a_spoken_volume_change_is_the_volume_entitys_state(tmp_path, mosquitto, monkeypatch):
+    state = tmp_path / "mixer.json"
+    state.write_text(
+        json.dumps({"device": "default", "control": "Master", "level": 40, "on": True})
+    )
+    monkeypatch.setenv("FAKE_AMIXER_STATE", str(state))
+    amixer = tmp_path / "amixer"
+    amixer.write_text(f'#!/bin/sh\nexec {sys.executable} {FAKE} "$@"\n')
+    amixer.chmod(0o755)
+    extra = f'discovery = true\nnode_id = "nook"\n\n[speaker]\namixer = "{amixer}"\n'
+    daemon = build(write_config(tmp_path, mosquitto, extra), tmp_path / "reply.wav")
+    sub = Subscriber(mosquitto)
+
+    async def main():
+        daemon.start()
+        try:
+            await asyncio.to_thread(wait_for, sub, "sori/nook/availability", "online")
+            await daemon.say("볼륨 50으로")
+            await asyncio.to_thread(wait_for, sub, "sori/nook/volume", "50")
+            await daemon.say("음소거")
+            await asyncio.to_thread(wait_for, sub, "sori/nook/mute", "ON")
+            return retained(mosquitto, {"sori/nook/volume", "sori/nook/mute"})
+        finally:
+            await daemon.close()
+
+    try:
+        seen = asyncio.run(asyncio.wait_for(main(), 40))
+    finally:
+        sub.close()
+    assert seen == {"sori/nook/volume": "50", "sori/nook/mute": "ON"}  # what HA reads on start
+    assert json.loads(state.read_text())["level"] == 50

@@ -45,6 +45,18 @@ def service_call(command: Command) -> tuple[str, str, dict[str, Any]] | None:
         return domain, off, data
     if command.intent in _SIMPLE:
         return domain, _SIMPLE[command.intent], data
+    if command.intent == "HassMediaSearchAndPlay":  # "음악 틀어줘" on the configured player
+        if s.get("media_content_id"):
+            return (
+                domain,
+                "play_media",
+                {
+                    **data,
+                    "media_content_id": s["media_content_id"],
+                    "media_content_type": s.get("media_content_type") or "music",
+                },
+            )
+        return domain, "media_play", data
     if command.intent == "HassLightSet":
         if "brightness" in s:
             data["brightness_pct"] = s["brightness"]

@@ -23,6 +23,7 @@ from typing import Any
 
 from sori.actions.base import Command, Handler, NotConfirmed, Result
 from sori.actions.local import LOCAL_INTENTS, LocalHandler
+from sori.actions.media import MusicPlayer
 from sori.actions.speaker import SPEAKER_INTENTS
 from sori.clock import Clock, MonotonicClock
 from sori.events import ActionFinished, IntentCommitted
@@ -45,6 +46,7 @@ DEVICE_INTENTS = frozenset(
         "HassMediaUnpause",
         "HassMediaNext",
         "HassMediaPrevious",
+        "HassMediaSearchAndPlay",
         "HassVacuumStart",
         "HassVacuumReturnToBase",
     }
@@ -119,8 +121,10 @@ class ActionRegistry:
         default_handler: str = "dry_run",
         timeout_s: float = 3.0,
         clock: Clock | None = None,
+        player: MusicPlayer | None = None,
     ) -> None:
         self.clock = clock or MonotonicClock()
+        self.player = player or MusicPlayer()
         self.handlers = dict(handlers)
         self.local = local
         self.default_handler = default_handler
@@ -152,12 +156,17 @@ class ActionRegistry:
         if not is_command(committed.intent):
             log.info("%s asks, it does not act: nothing is sent", committed.intent)
             return []
+        targets, slots = resolve(self.home, committed.slots), base.slots
+        if not targets and self.player.takes(committed.intent, committed.slots):
+            player = self.player.device(self.home)  # "음악 틀어줘": the configured player
+            targets = [player] if player else []
+            slots = self.player.slots(committed.intent, slots)
         pairs = []
-        for device in resolve(self.home, committed.slots):
+        for device in targets:
             route = self.routes.get(device.id, Route(""))
             name = route.handler or self.default_handler
             command = Command(
-                base.intent, base.slots, device, route.topic, base.text, base.utterance_id,
+                base.intent, slots, device, route.topic, base.text, base.utterance_id,
                 deadline_ns, route.payload_on, route.payload_off, dict(route.payload),
             )  # fmt: skip
             pairs.append((name, command))
@@ -168,6 +177,20 @@ class ActionRegistry:
         deadline_ns = time.monotonic_ns() + int(self.timeout_s * 1e9)
         pairs = self.commands(committed, deadline_ns)
         if not pairs:
+            if self.player.takes(committed.intent, committed.slots):
+                detail, speech = self.player.missing()
+                log.warning("%s: %s", committed.intent, detail)
+                return [
+                    ActionFinished(
+                        self.clock.now_ns(),
+                        committed.utterance_id,
+                        committed.intent,
+                        "none",
+                        ok=False,
+                        detail=detail,
+                        speech=speech,
+                    )  # fmt: skip
+                ]
             if committed.intent in DEVICE_INTENTS:
                 return [
                     ActionFinished(

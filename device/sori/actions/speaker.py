@@ -23,6 +23,7 @@ SPEAKER_INTENTS = frozenset(
 """Intents that act on the speaker itself when no media player is named."""
 
 _LEVEL = re.compile(r"\[(\d+)%\]")
+_SET = re.compile(r"volume (\d+)%")
 _SWITCH = re.compile(r"\[(on|off)\]")
 
 
@@ -80,6 +81,18 @@ def relative_step(slots: dict[str, Any], step: int) -> int:
         return int(value)
     except (TypeError, ValueError):
         raise BackendError(f"volume step {value!r} is not up, down or a number") from None
+
+
+def speaker_states(detail: str) -> dict[str, str]:
+    """What a speaker action's detail ("volume 50%", "muted", "unmuted") says about the
+    speaker now, as presence states: {"volume": "50", "mute": "OFF"} (setting a volume
+    also unmutes); empty for anything else."""
+    if detail == "muted":
+        return {"mute": "ON"}
+    if detail == "unmuted":
+        return {"mute": "OFF"}
+    level = _SET.fullmatch(detail)
+    return {"volume": level.group(1), "mute": "OFF"} if level else {}
 
 
 class SpeakerHandler:

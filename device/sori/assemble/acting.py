@@ -10,6 +10,7 @@ from pathlib import Path
 
 from sori.actions import ActionRegistry, LocalHandler, Route, Timers
 from sori.actions.base import Handler
+from sori.actions.media import MusicPlayer
 from sori.clock import Clock
 from sori.config import Config
 from sori.home import Home
@@ -108,6 +109,12 @@ def build_registry(
         config.actions.default_handler,
         config.actions.timeout_s,
         clock,
+        MusicPlayer(
+            config.actions.media_player,
+            config.actions.music_content_id,
+            config.actions.music_content_type,
+            config.intents.language,
+        ),
     )
 
 
@@ -135,6 +142,9 @@ def handler_changes(running: Config, new: Config) -> list[str]:
         changes.append(f"handler {', '.join(sorted(old_used - new_used))} would be removed")
     if new.actions.timeout_s != running.actions.timeout_s:
         changes.append("actions.timeout_s changes")
+    music = ("media_player", "music_content_id", "music_content_type")
+    if any(getattr(new.actions, k) != getattr(running.actions, k) for k in music):
+        changes.append("actions.media_player or music_content_* change")
     for name in sorted(old_used & new_used):
         section = HANDLER_SECTIONS.get(name)
         if section and getattr(new, section) != getattr(running, section):

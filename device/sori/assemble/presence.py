@@ -1,7 +1,8 @@
 """Sori in Home Assistant over MQTT discovery (`[mqtt] discovery = true`): the presence
 client is built here and joined to the daemon: every heard command becomes the "last
-command" state, and HA's mute and volume commands act on the speaker through the registry
-like a spoken "음소거" or "볼륨 30".
+command" state, a spoken volume or mute change ("볼륨 50으로") the volume and mute states,
+and HA's mute and volume commands act on the speaker through the registry like a spoken
+"음소거" or "볼륨 30".
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ import os
 
 from sori.actions import ActionRegistry
 from sori.actions.discovery import MqttPresence
+from sori.actions.speaker import speaker_states
 from sori.config import Config
 from sori.daemon import Daemon
-from sori.events import Event, IntentCommitted, TurnRouted
+from sori.events import ActionFinished, Event, IntentCommitted, TurnRouted
 
 
 def attach_presence(config: Config, daemon: Daemon, registry: ActionRegistry) -> None:
@@ -51,6 +53,9 @@ def attach_presence(config: Config, daemon: Daemon, registry: ActionRegistry) ->
     def heard(event: Event) -> None:
         if isinstance(event, (IntentCommitted, TurnRouted)) and event.text:
             presence.state("last_command", event.text)
+        elif isinstance(event, ActionFinished) and event.handler == "speaker" and event.ok:
+            for what, value in speaker_states(event.detail).items():  # "볼륨 50으로"
+                presence.state(what, value)
 
     def start() -> None:
         nonlocal loop

@@ -8,6 +8,7 @@ from typing import Any
 from sori.config import HomeConfig, IntentsConfig
 from sori.home import Area, Device, Home
 from sori.intents import Presets, load_presets
+from sori.multi_command import shares_a_verb
 
 
 def home_from_config(home: HomeConfig) -> Home:
@@ -48,4 +49,8 @@ class Swappable:
         return getattr(self.current, name)
 
     def match(self, text: str) -> Any:
+        # "거실이랑 안방 불 꺼줘" matched whole acts on 안방 alone: it is several commands,
+        # which the turn carries out part by part (sori.multi_command) once this says no.
+        if shares_a_verb(self.current, text):
+            return None
         return self.current.match(text)

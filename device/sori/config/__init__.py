@@ -255,6 +255,7 @@ def parse_config(data: dict[str, Any], source: str = "") -> Config:
     config = build(Config, {k: v for k, v in data.items() if k != "source"}, "", source)
     # A home read from Home Assistant is checked whole once read (its areas come later).
     check_home(config.home, source, complete=config.home.source == "config")
+    _check_player(config, source)
     _check_edge(config.edge, source)
     _check_speaking(config, source)
     return dataclasses.replace(config, source=source)
@@ -280,6 +281,25 @@ def check_home(home: HomeConfig, source: str, complete: bool = True) -> None:
             raise ConfigError(
                 f"{where}home.devices[{i}]: set domain, or use an entity id like 'light.x'"
             )
+
+
+def _check_player(config: Config, source: str) -> None:
+    """actions.media_player names a media_player device of the home (of a home in the
+    file; one read from Home Assistant is checked when a command needs it)."""
+    player, where = config.actions.media_player, f"{source}: " if source else ""
+    if not player:
+        return
+    if not player.startswith("media_player."):
+        raise ConfigError(
+            f"{where}actions.media_player = {player!r} must be a media_player entity id, "
+            "e.g. 'media_player.living_room_speaker'"
+        )
+    ids = [d.id for d in config.home.devices]
+    if config.home.source == "config" and player not in ids:
+        raise ConfigError(
+            f"{where}actions.media_player = {player!r} is not one of home.devices' ids; "
+            "add it as a [[home.devices]] or fix the id"
+        )
 
 
 def _unique(ids: list[str], table: str, where: str) -> None:

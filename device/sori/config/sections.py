@@ -385,6 +385,17 @@ class ActionsConfig:
     """Deadline of each command, in seconds from the commit: after it nothing of the command
     is sent (MQTT withdraws it, a shell program's process group is killed) and the speaker
     says it failed or was sent but not confirmed."""
+    media_player: str = ""
+    """Entity id of the player for music when none is named ("음악 틀어줘", "다음 곡", "음악
+    멈춰"): a media_player device of [home], whose handler carries the command (Home
+    Assistant's media_player services, or MQTT). Empty: Sori says no player is set and
+    sends nothing."""
+    music_content_id: str = ""
+    """What "음악 틀어줘" plays on `media_player`: Home Assistant's play_media
+    media_content_id (a playlist, a radio stream URL); empty: the player resumes
+    (media_play)."""
+    music_content_type: str = "music"
+    """play_media's media_content_type for `music_content_id` (music, playlist, ...)."""
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ _FIXED_KO = {
     "HassPauseTimer": "타이머를 멈췄어요",
     "HassUnpauseTimer": "타이머를 다시 시작했어요",
     "HassGetWeather": "날씨를 알아볼게요",
+    "HassMediaSearchAndPlay": "음악을 틀었어요",
     "HassMediaPause": "일시 정지했어요",
     "HassMediaUnpause": "다시 재생할게요",
     "HassMediaNext": "다음 곡으로 넘길게요",

@@ -12,6 +12,11 @@ curtains"); an "and" between nouns ("the kitchen and living room lights") is no 
 
 Not a connective: a first word (창고, 냉장고 are nouns), a -고 followed by an auxiliary
 (켜고 싶어, 켜고 있어: one wish or state, not two commands).
+
+Targets joined by 하고, 이랑 or 랑 share the verb after them ("거실 불하고 안방 불 꺼줘",
+"거실이랑 안방 불 꺼줘"): such a piece carries its words in `Piece.shared`, and the
+caller (`sori.multi_command`) lends it the verb of the command after it. X하고 may also be
+a verb (정지하고): the piece proposes both readings.
 """
 
 from __future__ import annotations
@@ -26,6 +31,9 @@ CONNECTIVE_WORDS = frozenset({"그리고", "그다음", "그다음에", "그리�
 
 AUXILIARY_STARTS = ("싶", "있", "계", "말", "나면", "보니", "해도", "싶어", "갈게", "올게")
 """A -고 followed by a word starting so is one predicate (켜고 싶어, 켜고 있어), not two."""
+
+NOT_JOINS = frozenset({"노랑", "파랑", "사랑", "자랑"})
+"""Words ending in 랑 that are no joining particle (colours are light settings)."""
 
 _AFTER = frozenset({"나서", "나서는", "난", "난뒤", "난후"})
 """Words after a -고 that only say "after that" (켜고 나서 ...); dropped with it."""
@@ -56,6 +64,10 @@ class Piece:
     """The command as it can be matched alone ("거실 불 켜")."""
     said: str
     """The words as the user said them ("거실 불 켜고")."""
+    shared: str = ""
+    """When the piece may be a target joined to the next command by 하고/이랑/랑, its words
+    without the particle ("거실 불하고" → "거실 불", "거실이랑" → "거실"): it takes the verb
+    of the command after it. Empty for a command of its own."""
 
 
 def _syllable(initial: int, vowel: int, final: int = 0) -> str:
@@ -93,6 +105,33 @@ def _is_connective(word: str, following: str | None) -> bool:
     return following is not None and not following.startswith(AUXILIARY_STARTS)
 
 
+def _joined_stem(word: str, following: str | None) -> str | None:
+    """The noun of "거실이랑" / "티비랑" (a target joined to what follows), else None."""
+    if following is None or word in NOT_JOINS or not word.endswith("랑"):
+        return None
+    stem = word[:-2] if word.endswith("이랑") and len(word) > 2 else word[:-1]
+    return stem if stem and is_hangul(stem[-1]) else None
+
+
+def continues(text: str) -> bool:
+    """True when `text` ends in a connective or already joins commands or targets: the
+    speaker has more to say ("거실 불 켜고", "거실 불 켜 그리고", "거실이랑", "turn on the
+    light and"), so it is no single command to act on before the final transcript."""
+    words = _PUNCTUATION.sub(" ", text).split()
+    if not words:
+        return False
+    last = words[-1]
+    if last in CONNECTIVE_WORDS or last.lower() in ENGLISH_JOINS or last in _BARE_ENDINGS:
+        return True
+    if len(words) > 1 and _is_connective(last, ""):  # 켜고, 불하고; a first word is a noun
+        return True
+    return _joined_stem(last, "") is not None or len(split_commands(text)) > 1
+
+
+_BARE_ENDINGS = frozenset({"고", "하고", "랑", "이랑"})
+"""A connective a recognizer wrote as a word of its own ("거실 불 켜 고")."""
+
+
 def split_commands(text: str) -> list[Piece]:
     """The commands of `text` in the order said; one piece when it holds one command."""
     words = _PUNCTUATION.sub(" ", text).split()
@@ -116,10 +155,15 @@ def split_commands(text: str) -> list[Piece]:
         elif word in CONNECTIVE_WORDS and current:
             pieces.append(Piece(" ".join(current), " ".join(said)))
             current, said = [], []
+        elif (stem := _joined_stem(word, following)) is not None:
+            nouns = " ".join([*current, stem])
+            pieces.append(Piece(nouns, " ".join([*said, word]), shared=nouns))
+            current, said = [], []
         elif current and _is_connective(word, following):
+            shared = " ".join([*current, word[:-2]]).strip() if word.endswith("하고") else ""
             current.append(request_form(word[:-1]))
             said.append(word)
-            pieces.append(Piece(" ".join(current), " ".join(said)))
+            pieces.append(Piece(" ".join(current), " ".join(said), shared))
             current, said = [], []
             while i + 1 < len(words) and words[i + 1] in _AFTER:
                 i += 1
