@@ -136,6 +136,9 @@ class Daemon:
         """Called with every event, on the loop (MQTT discovery's "last command")."""
         self.starters: list[Callable[[], None]] = []
         """Called once by start(), on the running loop (connections that need it)."""
+        self.hand_over: Callable[[IntentNotRecognized], bool] | None = None
+        """Takes a heard utterance no preset matched elsewhere (True: Home Assistant's
+        pipeline, `sori.wyoming_server.satellite`); False or None: Sori thinks it over."""
 
     # -- events ------------------------------------------------------------------------------
 
@@ -446,6 +449,8 @@ class Daemon:
                 self.spawn(self.command_turn(committed, event.t_ns))
             elif several is not None:
                 self.spawn(self.multi_turn(several, event.utterance_id, event.t_ns))
+            elif self.hand_over is not None and self.hand_over(event):
+                pass  # Home Assistant's pipeline answers it
             else:
                 self.spawn(self.think_turn(event.text, event.utterance_id, event.t_ns))
 

@@ -84,6 +84,27 @@ class Player:
             finally:
                 self._playing = False
 
+    async def play(self, pcm: bytes, rate_hz: int, utterance_id: int = 0, text: str = "") -> Spoken:
+        """Play audio made elsewhere (16-bit mono at `rate_hz`: Home Assistant's reply to a
+        satellite) in its turn, stoppable like a reply; `text` is what it says, if known."""
+        epoch = self._epoch
+        async with self._lock:
+            if epoch != self._epoch:
+                return Spoken(text, None, False, True, 0)
+            self._playing = True
+            try:
+                first, samples = await self._write(pcm, rate_hz, epoch)
+                if first is not None:
+                    self.emit(PlaybackStarted(first, utterance_id, text, False))
+                played_ns = samples * 1_000_000_000 // rate_hz
+                interrupted = epoch != self._epoch
+                self.emit(
+                    PlaybackStopped(self.clock.now_ns(), utterance_id, interrupted, played_ns)
+                )
+                return Spoken(text, first, False, interrupted, played_ns)
+            finally:
+                self._playing = False
+
     async def _play(self, text: str, utterance_id: int, tone: str, epoch: int) -> Spoken:
         rate_hz = self.cache.rate_hz
         cached = self.cache.get(text)

@@ -4,7 +4,7 @@ early commit. `sori replay` and the daemon both use it, so they run the same pip
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from typing import Any
 
 from sori.audio.denoise import build_denoiser, check_denoise, denoised
@@ -42,6 +42,24 @@ def build_recognizer(
     if audio is not None and check_denoise(audio.denoise) == "auto":
         return _auto_denoised(recognizer, audio, measure_ms)
     return recognizer
+
+
+def hearing_recognizer(config: Config, understanding: Any) -> SpeechRecognizer:
+    """The recognizer the microphone is heard with, biased towards `understanding`'s
+    phrases (blocking: the model loads here)."""
+    phrases = understanding.phrases(config.stt.phrases.max_phrases)
+    return build_recognizer(config.stt, phrases, config.audio, config.vad.pre_roll_ms)
+
+
+def second_recognizer(recognizer: SpeechRecognizer) -> SpeechRecognizer:
+    """A recognizer for a second audio stream heard at the same time as `recognizer`'s
+    (the Wyoming server's clients beside the microphone), on the same loaded model: the
+    backend's `twin()` where its decoders serve one stream at a time (vosk), else the same
+    recognizer (its streams are independent). Without the room's denoising: a client's
+    audio is not the room's."""
+    inner = getattr(recognizer, "inner", recognizer)  # AutoDenoised wraps the backend
+    twin = getattr(inner, "twin", None)
+    return twin() if twin is not None else inner
 
 
 def _auto_denoised(
@@ -171,18 +189,26 @@ def build_hearing(
 
 
 def open_hearing(
-    input_name: str, config: Config, understanding: Any, clock: Clock, conversation: Any = None
+    input_name: str,
+    config: Config,
+    understanding: Any,
+    clock: Clock,
+    conversation: Any = None,
+    recognizer: SpeechRecognizer | None = None,
+    tap: Callable[[Iterable[AudioFrame], int], Iterable[AudioFrame]] | None = None,
 ) -> tuple[Any, AsyncIterator[Event]]:
     """The audio source `input_name` names ("mic" or a file) and the async stream of
-    hearing events from it; blocking (the recognizer and wake detector load here). The
-    `conversation` (`sori.conversation.listening`) mutes, and when gated, the wake phrase opens
-    turns."""
+    hearing events from it; blocking (the recognizer, unless given, and the wake detector
+    load here). The `conversation` (`sori.conversation.listening`) mutes, and when gated,
+    the wake phrase opens turns. `tap(frames, origin_ns)` sees every frame heard, and
+    the clock time the stream starts at (the Home Assistant satellite keeps the last
+    seconds, to hand over an utterance Sori did not understand)."""
     from sori.audio.sources import FileSource, MicSource
 
     if input_name != "mic":  # a broken file is refused before the recognizer loads
         source = FileSource(input_name, config.audio.frame_ms)
-    phrases = understanding.phrases(config.stt.phrases.max_phrases)
-    recognizer = build_recognizer(config.stt, phrases, config.audio, config.vad.pre_roll_ms)
+    if recognizer is None:
+        recognizer = hearing_recognizer(config, understanding)
     wake = None
     if conversation is not None and conversation.gated:
         from sori.assemble.wake import build_wake_detector
@@ -190,7 +216,7 @@ def open_hearing(
         wake = build_wake_detector(config, recognizer=recognizer)
     if input_name == "mic":  # opened last: audio buffered while models load would be stale
         source = MicSource(config.audio.device, config.audio.frame_ms).open()
-    hearing = build_hearing(
-        config, recognizer, understanding, clock, clock.now_ns(), wake, conversation
-    )
-    return source, hear(front_end(config, source.frames()), hearing)
+    origin_ns = clock.now_ns()
+    hearing = build_hearing(config, recognizer, understanding, clock, origin_ns, wake, conversation)
+    frames = source.frames() if tap is None else tap(source.frames(), origin_ns)
+    return source, hear(front_end(config, frames), hearing)

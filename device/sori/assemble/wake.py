@@ -37,6 +37,7 @@ def build_wake_detector(
     from sori.stt.vosk import load_model
     from sori.wake.phrase import PhraseWakeDetector
 
+    recognizer = getattr(recognizer, "inner", recognizer)  # AutoDenoised wraps the backend
     model = (
         getattr(recognizer, "model", None) if getattr(recognizer, "name", "") == "vosk" else None
     )

@@ -131,16 +131,33 @@ async def serve(
         api = HttpApi(daemon, bind, config.http, token) if bind else None
         if api is not None:
             await api.start()
-        if config.wyoming.enabled:  # its own recognizer loads here
-            from sori.wyoming_server import serve_beside
+        recognizer = None
+        if args.input != "none" or config.wyoming.enabled:  # loaded once, for both
+            from sori.assemble.hearing import hearing_recognizer  # the recognizer's libraries
 
+            loading = asyncio.ensure_future(
+                asyncio.to_thread(hearing_recognizer, config, daemon.understanding)
+            )
+            if not await _first(loading, stopping):
+                return 0
+            recognizer = loading.result()
+        link = None
+        if config.wyoming.enabled:
+            from sori.wyoming_server import announce_name, serve_beside
+            from sori.wyoming_server.satellite import attach_satellite
+
+            if config.wyoming.satellite and args.input != "none":
+                name = announce_name(config, zeroconf=True)
+                link = attach_satellite(config, daemon, name)
             voice = daemon.player.cache.voice
-            wyoming = asyncio.ensure_future(serve_beside(config, home, daemon.understanding, voice))
+            wyoming = asyncio.ensure_future(
+                serve_beside(config, home, daemon.understanding, voice, recognizer, link)
+            )
             if not await _first(wyoming, stopping):
                 return 0
             daemon.closers.append(wyoming.result().close)
         if args.input != "none":
-            from sori.assemble.hearing import open_hearing  # the recognizer's libraries
+            from sori.assemble.hearing import open_hearing
 
             hearing = asyncio.ensure_future(
                 asyncio.to_thread(
@@ -150,6 +167,8 @@ async def serve(
                     daemon.understanding,
                     daemon.clock,
                     daemon.conversation,
+                    recognizer,
+                    link.tap if link is not None else None,
                 )  # fmt: skip
             )
             if not await _first(hearing, stopping):

@@ -611,3 +611,7 @@ class WyomingConfig:
     """Announce the server on the network (`_wyoming._tcp`) so Home Assistant finds it."""
     name: str = ""
     """The name it is announced under; empty: sori-HOSTNAME."""
+    satellite: bool = False
+    """Be a Home Assistant voice satellite (`sori run` with audio in): once Home Assistant
+    sends run-satellite, an utterance no preset matches goes to its pipeline and its spoken
+    answer plays here; preset commands stay local and never reach it."""

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import logging
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -79,12 +80,15 @@ def load_model(path: str | Path | None = None, chunk_ms: int = 0) -> Any:
         raise ModelError(f"no vosk model in {folder} (no am/final.mdl): {MODEL_HINT}")
     with tempfile.TemporaryDirectory(prefix="sori-vosk-") as scratch:
         tuned = tuned_view(folder, Path(scratch), chunk_ms) if chunk_ms > 0 else folder
+        started = time.perf_counter()
         try:
-            return vosk.Model(str(tuned))
+            model = vosk.Model(str(tuned))
         except Exception as exc:  # vosk raises a bare Exception("Failed to create a model")
             raise ModelError(
                 f"vosk could not load the model in {folder} ({exc}): {MODEL_HINT}"
             ) from None
+    log.info("vosk: model loaded from %s in %.2f s", folder, time.perf_counter() - started)
+    return model
 
 
 def tuned_view(folder: Path, scratch: Path, chunk_ms: int) -> Path:
@@ -217,6 +221,14 @@ class VoskRecognizer:
 
     def open_stream(self) -> VoskStream:
         return VoskStream(self)
+
+    def twin(self) -> VoskRecognizer:
+        """Another recognizer on the same model (not loaded again) with its own decoders:
+        this one's decoders serve one stream at a time, so a second audio stream heard at
+        the same time (the Wyoming server beside the microphone) needs its own."""
+        return VoskRecognizer(
+            self.model, phrases=self.grammar, mode=self.mode, lr_threshold=self.lr_threshold
+        )
 
     def choose(
         self, free: Hypothesis | None, gram: Hypothesis | None, lr: float | None

@@ -71,6 +71,8 @@ class SoriHandler:
         except (ConnectionError, asyncio.IncompleteReadError) as exc:
             log.info("wyoming: client left: %s", exc)
         finally:
+            if self.services.satellite is not None:
+                self.services.satellite.pause(self)
             self.writer.close()
 
     async def write(self, eventable: Any) -> None:
@@ -93,6 +95,8 @@ class SoriHandler:
         from wyoming.tts import Synthesize
         from wyoming.wake import Detect
 
+        if await self._satellite(event):
+            return
         if Describe.is_type(event.type):
             await self.write(describe(self.services))
         elif Transcribe.is_type(event.type):
@@ -131,6 +135,22 @@ class SoriHandler:
         else:
             # Wyoming peers ignore events they do not know (newer clients send more kinds)
             log.debug("wyoming: ignored an event of type %r", event.type)
+
+    async def _satellite(self, event: Any) -> bool:
+        """run-satellite, pause-satellite, and Home Assistant's answers on the satellite's
+        connection (`sori.wyoming_server.satellite`); False for any other event."""
+        from wyoming.satellite import PauseSatellite, RunSatellite
+
+        link = self.services.satellite
+        if RunSatellite.is_type(event.type) or PauseSatellite.is_type(event.type):
+            if link is None:
+                raise BadEvent(
+                    "Sori is not a satellite here: set [wyoming] satellite = true and run "
+                    "`sori run` (it needs the microphone)"
+                )
+            link.run(self) if RunSatellite.is_type(event.type) else link.pause(self)
+            return True
+        return link is not None and link.peer is self and await link.on_event(self, event)
 
     async def _locked(self, name: str, work: Callable[..., T], *args: Any) -> T:
         lock = self.services.locks[name]

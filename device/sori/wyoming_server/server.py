@@ -146,12 +146,23 @@ def check_wyoming(config: Config) -> None:
 
 
 async def serve_beside(
-    config: Config, home: Home, understanding: Any, voice: Voice
+    config: Config,
+    home: Home,
+    understanding: Any,
+    voice: Voice,
+    recognizer: Any = None,
+    satellite: Any = None,
 ) -> WyomingServer:
     """The Wyoming server `sori run` starts with [wyoming] enabled: the daemon's own
-    understanding (so a reload reaches it) and voice; its own recognizer (the microphone's
-    is busy hearing the room)."""
-    services = await asyncio.to_thread(load_services, config, home, understanding, voice)
+    understanding (so a reload reaches it), voice and loaded recognizer model (a second
+    recognizer on it: the microphone's decoders are busy hearing the room; see
+    `sori.assemble.hearing.second_recognizer`), and the satellite link when [wyoming]
+    satellite is on."""
+    from sori.assemble.hearing import second_recognizer
+
+    own = second_recognizer(recognizer) if recognizer is not None else None
+    services = await asyncio.to_thread(load_services, config, home, understanding, voice, None, own)
+    services.satellite = satellite
     server = WyomingServer(services, config.wyoming.uri, announce_name(config))
     try:
         await server.start()

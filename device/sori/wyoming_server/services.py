@@ -70,6 +70,9 @@ class Services:
     """The reply sent with not-recognized."""
     detector: WakePhrases | None = None
     """A wake-phrase detector, when one is configured; `detect` is refused without."""
+    satellite: Any = None
+    """The satellite link (`sori.wyoming_server.satellite.SatelliteLink`) when Sori is a
+    Home Assistant voice satellite ([wyoming] satellite in `sori run`); None: it is not."""
     locks: dict[str, threading.Lock] = field(
         default_factory=lambda: {
             "stt": threading.Lock(),
@@ -98,14 +101,22 @@ def load_services(
     understanding: Any = None,
     voice: Voice | None = None,
     detector: WakePhrases | None = None,
+    recognizer: SpeechRecognizer | None = None,
 ) -> Services:
     """Every model the server needs, from the config (blocking: models load here). The
-    daemon passes its own understanding (reloads reach it) and voice."""
+    daemon passes its own understanding (reloads reach it), voice and recognizer, so no
+    model loads twice. Without a `detector`, [wake] enabled gives one listening for
+    `wake.phrases` (its own decoder on the recognizer's vosk model: nothing loads again)."""
     require_wyoming()
     if understanding is None:
         understanding = presets_from_config(config.intents, home)
-    phrases = understanding.phrases(config.stt.phrases.max_phrases)
-    recognizer = build_recognizer(config.stt, phrases, config.audio, config.vad.pre_roll_ms)
+    if recognizer is None:
+        phrases = understanding.phrases(config.stt.phrases.max_phrases)
+        recognizer = build_recognizer(config.stt, phrases, config.audio, config.vad.pre_roll_ms)
+    if detector is None and config.wake.enabled and config.wake.phrases:
+        from sori.assemble.wake import build_wake_detector
+
+        detector = build_wake_detector(config, recognizer=recognizer)
     return Services(
         language=config.intents.language,
         recognizer=recognizer,
@@ -218,4 +229,6 @@ def describe(services: Services) -> Any:
                 ],
             )  # fmt: skip
         ]
+    if services.satellite is not None:
+        info.satellite = services.satellite.info()
     return info
