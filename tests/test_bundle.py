@@ -27,11 +27,12 @@ X86 = ["manylinux2014_x86_64"]
 
 
 def _tiny_wheel(folder: Path) -> Path:
-    """sori_probe 1.0, a pure-Python wheel written by hand (no build backend)."""
+    """sori_probe 1.0, a pure-Python wheel written by hand (no build backend), that needs
+    sori-pure-dep."""
     files = {
         "sori_probe/__init__.py": b"VALUE = 42\n",
         "sori_probe-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: sori-probe\n"
-        b"Version: 1.0\n",
+        b"Version: 1.0\nRequires-Dist: sori-pure-dep\n",
         "sori_probe-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\n"
         b"Root-Is-Purelib: true\nTag: py3-none-any\n",
     }
@@ -48,6 +49,22 @@ def _tiny_wheel(folder: Path) -> Path:
             z.writestr(name, data)
         z.writestr("sori_probe-1.0.dist-info/RECORD", record)
     return wheel
+
+
+def _tiny_sdist(folder: Path) -> None:
+    """sori-pure-dep 1.0, published only as source (like srt, which vosk needs)."""
+    files = {
+        "pyproject.toml": b'[build-system]\nrequires = ["setuptools"]\n'
+        b'build-backend = "setuptools.build_meta"\n[project]\nname = "sori-pure-dep"\n'
+        b'version = "1.0"\n',
+        "sori_pure_dep.py": b"NAME = 'pure'\n",
+        "PKG-INFO": b"Metadata-Version: 2.1\nName: sori-pure-dep\nVersion: 1.0\n",
+    }
+    with tarfile.open(folder / "sori_pure_dep-1.0.tar.gz", "w:gz") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(f"sori_pure_dep-1.0/{name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
 
 
 def _archive(name: str) -> bytes:
@@ -88,6 +105,7 @@ def world(tmp_path_factory):
     house = tmp / "wheelhouse"
     house.mkdir()
     _tiny_wheel(house)
+    _tiny_sdist(house)
     sori_wheel = _build_sori_wheel(tmp / "build", lambda _: None)
     return {"tmp": tmp, "catalog": catalog, "store": store, "house": house, "sori": sori_wheel}
 
@@ -123,7 +141,9 @@ def test_round_trip_installs_wheels_models_and_config(world, bundle, tmp_path, c
         manifest = json.loads(tar.extractfile("manifest.json").read())
         sums = tar.extractfile("SHA256SUMS").read().decode()
     assert manifest["board"] == "pi5" and manifest["platforms"] == X86
-    assert manifest["wheels"] == sorted([world["sori"].name, "sori_probe-1.0-py3-none-any.whl"])
+    # sori-pure-dep had only an sdist: built here into a py3-none-any wheel and packed.
+    assert manifest["wheels"] == sorted([world["sori"].name, "sori_probe-1.0-py3-none-any.whl",
+                                         "sori_pure_dep-1.0-py3-none-any.whl"])  # fmt: skip
     assert [s["package"] for s in manifest["source_only"]] == ["no-such-package"]
     assert [m["name"] for m in manifest["models"]] == PI5
     assert manifest["files"]["config/sori.toml"] in sums
@@ -138,11 +158,12 @@ def test_round_trip_installs_wheels_models_and_config(world, bundle, tmp_path, c
     assert "[bundle] " in err and "no-such-package" in err  # progress and what to build
     assert [m["name"] for m in summary["models"]] == PI5
     probe = subprocess.run(
-        [str(venv / "bin" / "python"), "-c", "import sori_probe, importlib.metadata as m; "
-         "print(sori_probe.VALUE, m.version('sori'), m.distribution('sori').locate_file(''))"],
+        [str(venv / "bin" / "python"), "-c", "import sori_probe, sori_pure_dep, importlib."
+         "metadata as m; print(sori_probe.VALUE, sori_pure_dep.NAME, m.version('sori'), "
+         "m.distribution('sori').locate_file(''))"],
         capture_output=True, text=True, check=True,
     ).stdout.split()  # fmt: skip
-    assert probe[:2] == ["42", "0.1.0"] and probe[2].startswith(str(venv))
+    assert probe[:3] == ["42", "pure", "0.1.0"] and probe[3].startswith(str(venv))
     zipformer = PI5[0]
     fetched = world["store"] / zipformer / "model.onnx"
     assert (store / zipformer / "model.onnx").read_bytes() == fetched.read_bytes()

@@ -115,6 +115,8 @@ def pack(options: PackOptions, say: Say) -> Manifest:
         for req in requirements:
             say(f"pip download {req} ({platforms[0]}, py{options.python_version})")
             missing = _download(req, wheels, platforms, options)
+            while missing and _pure_wheel(missing, wheels, options, say):
+                missing = _download(req, wheels, platforms, options)  # now with that wheel
             if missing:
                 hint = BUILD_HINTS.get(_name(missing), DEFAULT_HINT)
                 say(f"{req}: no wheel of {missing} for {platforms[0]}; the device builds it")
@@ -256,9 +258,9 @@ def _download(req: str, dest: Path, platforms: list[str], options: PackOptions) 
         argv += ["download"]
         if options.find_links:
             argv += ["--find-links", str(options.find_links)]
-    argv += ["--only-binary=:all:", "--dest", str(dest), "--python-version",
-             options.python_version, "--implementation", "cp", "--abi", abi, "--abi", "abi3",
-             "--abi", "none", "-q"]  # fmt: skip
+    argv += ["--find-links", str(dest), "--only-binary=:all:", "--dest", str(dest),
+             "--python-version", options.python_version, "--implementation", "cp",
+             "--abi", abi, "--abi", "abi3", "--abi", "none", "-q"]  # fmt: skip
     for platform in platforms:
         argv += ["--platform", platform]
     done = subprocess.run([*argv, req], capture_output=True, text=True)
@@ -268,6 +270,28 @@ def _download(req: str, dest: Path, platforms: list[str], options: PackOptions) 
     if found:
         return _name(found.group(1))
     raise BundleError(f"pip download {req} failed: {done.stderr.strip()[-400:]}")
+
+
+def _pure_wheel(package: str, dest: Path, options: PackOptions, say: Say) -> bool:
+    """Build a dependency published only as source into `dest` when it is pure Python (a
+    py3-none-any wheel installs on any board); False when it is not, or cannot be built."""
+    if any(_name(w.name.split("-")[0]) == package for w in dest.glob("*.whl")):
+        return False  # built already, and pip still finds no match: not ours to fix
+    say(f"{package}: no wheel published; building it here in case it is pure Python")
+    with tempfile.TemporaryDirectory() as tmp:
+        argv = [sys.executable, "-m", "pip"]
+        if options.wheels_from:  # offline: the wheelhouse's sdist, this Python's setuptools
+            argv += ["--isolated", "wheel", "--no-index", "--find-links",
+                     str(options.wheels_from), "--no-build-isolation"]  # fmt: skip
+        else:
+            argv += ["wheel"]
+        argv += ["--no-deps", "--no-binary", package, "-q", "-w", tmp, package]
+        done = subprocess.run(argv, capture_output=True, text=True)
+        built = list(Path(tmp).glob("*-none-any.whl"))
+        if done.returncode != 0 or not built:
+            return False
+        shutil.move(built[0], dest / built[0].name)
+    return True
 
 
 def _name(requirement: str) -> str:
