@@ -272,26 +272,56 @@ def _download(req: str, dest: Path, platforms: list[str], options: PackOptions) 
     raise BundleError(f"pip download {req} failed: {done.stderr.strip()[-400:]}")
 
 
+NATIVE = (".c", ".cc", ".cpp", ".cxx", ".pyx", ".rs", ".cu", "CMakeLists.txt", "Cargo.toml")
+"""Files that mark an sdist as native code (not buildable once for every board here)."""
+
+
 def _pure_wheel(package: str, dest: Path, options: PackOptions, say: Say) -> bool:
     """Build a dependency published only as source into `dest` when it is pure Python (a
-    py3-none-any wheel installs on any board); False when it is not, or cannot be built."""
-    if any(_name(w.name.split("-")[0]) == package for w in dest.glob("*.whl")):
-        return False  # built already, and pip still finds no match: not ours to fix
-    say(f"{package}: no wheel published; building it here in case it is pure Python")
+    py3-none-any wheel installs on any board); False when it is native, or cannot be built.
+    The sdist is looked into first, so native code (llama.cpp) is never compiled here."""
+    if package in BUILD_HINTS or any(
+        _name(w.name.split("-")[0]) == package for w in dest.glob("*.whl")
+    ):
+        return False
     with tempfile.TemporaryDirectory() as tmp:
         argv = [sys.executable, "-m", "pip"]
-        if options.wheels_from:  # offline: the wheelhouse's sdist, this Python's setuptools
-            argv += ["--isolated", "wheel", "--no-index", "--find-links",
-                     str(options.wheels_from), "--no-build-isolation"]  # fmt: skip
-        else:
-            argv += ["wheel"]
-        argv += ["--no-deps", "--no-binary", package, "-q", "-w", tmp, package]
-        done = subprocess.run(argv, capture_output=True, text=True)
+        source = []  # offline: the wheelhouse only, and this Python's setuptools builds
+        if options.wheels_from:
+            source = ["--isolated", "--no-index", "--find-links", str(options.wheels_from),
+                      "--no-build-isolation"]  # fmt: skip
+        done = subprocess.run(
+            [*argv, "download", *source, "--no-deps", "--no-binary", ":all:",
+             "-q", "-d", tmp, package],
+            capture_output=True, text=True,
+        )  # fmt: skip
+        sdists = [p for p in Path(tmp).iterdir() if p.name.endswith((".tar.gz", ".zip"))]
+        if done.returncode != 0 or not sdists or _native(sdists[0]):
+            return False
+        say(f"{package}: published only as source, pure Python: building its wheel here")
+        done = subprocess.run(
+            [*argv, "wheel", *source, "--no-deps", "-q", "-w", tmp, str(sdists[0])],
+            capture_output=True,
+            text=True,
+        )
         built = list(Path(tmp).glob("*-none-any.whl"))
         if done.returncode != 0 or not built:
             return False
         shutil.move(built[0], dest / built[0].name)
     return True
+
+
+def _native(sdist: Path) -> bool:
+    try:
+        if sdist.name.endswith(".zip"):
+            with zipfile.ZipFile(sdist) as z:
+                names = z.namelist()
+        else:
+            with tarfile.open(sdist) as tar:
+                names = tar.getnames()
+    except (tarfile.TarError, zipfile.BadZipFile, OSError):
+        return True
+    return any(n.endswith(NATIVE) for n in names)
 
 
 def _name(requirement: str) -> str:
