@@ -1,13 +1,29 @@
 #!/usr/bin/env bash
-# Install Sori into ./.venv on a fresh Debian machine (Python >= 3.11).
+# Install Sori into ./.venv on a fresh Debian machine (Python >= 3.11): x86-64, or aarch64
+# (Raspberry Pi OS bookworm, Debian/Ubuntu on RK3588, Jetson with JetPack 6).
 #   scripts/install.sh          runtime: Sori with the embedded default models
 #   scripts/install.sh --test   also what the test suite needs (broker, compilers' outputs, linters)
 # Safe to run again: it only installs what is missing.
+# On aarch64 every dependency but llama-cpp-python has a wheel on PyPI (srt, which vosk
+# needs, is pure Python and builds anywhere; scripts/check_aarch64_wheels.py checks), so
+# llama-cpp-python compiles here: with CUDA on a Jetson (nvcc present), for this CPU
+# elsewhere; the flags are the board profiles' (device/sori/board.py, llama_cmake).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 extras="all"
 apt_packages=(libportaudio2 libsndfile1 espeak-ng alsa-utils)
+arch=$(uname -m)
+nvcc=$(command -v nvcc || { [[ -x /usr/local/cuda/bin/nvcc ]] && echo /usr/local/cuda/bin/nvcc; } || true)
+if [[ $arch == aarch64 ]]; then
+    # No aarch64 wheel of llama-cpp-python on PyPI: a compiler and cmake build it.
+    apt_packages+=(build-essential cmake python3-dev python3-venv)
+    # JetPack 6 is Ubuntu 22.04, whose python3 is 3.10; Sori needs 3.11 (jammy has it).
+    if ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+        apt_packages+=(python3.11 python3.11-venv python3.11-dev)
+        PYTHON=${PYTHON:-python3.11}
+    fi
+fi
 if [[ "${1:-}" == "--test" ]]; then
     extras="test"
     # chromium renders the `sori test --report` page headless in the tests; fonts-noto-cjk
@@ -36,6 +52,19 @@ if [[ ! -x .venv/bin/python ]]; then
 fi
 say "pip install -e .[$extras] (llama-cpp-python compiles once, about 4 minutes; pip caches the wheel)"
 .venv/bin/python -m pip install -q --upgrade pip >&2
+if [[ $arch == aarch64 ]] && ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
+    if [[ -n $nvcc ]]; then
+        # Jetson Orin (sm_87): layers on the GPU. --no-cache-dir: pip's cache keys ignore
+        # CMAKE_ARGS and could hand back a CPU build.
+        export PATH="$(dirname "$nvcc"):$PATH"
+        export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=87}"
+        say "nvcc found: building llama-cpp-python with CUDA ($CMAKE_ARGS; 20 minutes or more)"
+    else
+        export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=ON}"
+        say "aarch64: building llama-cpp-python for this CPU ($CMAKE_ARGS; 10 to 20 minutes on a Pi 5)"
+    fi
+    .venv/bin/python -m pip install -q --no-cache-dir "llama-cpp-python>=0.3" >&2
+fi
 .venv/bin/python -m pip install -q -e ".[$extras]" >&2
 # silero-vad ships the Silero ONNX model; its dependencies would pull in torch, so skip them.
 .venv/bin/python -m pip install -q --no-deps "silero-vad>=5" >&2

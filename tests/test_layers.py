@@ -22,6 +22,7 @@ FLOORS = {
     "ha_rest": 1,
     "mqtt_connection": 1,
     "models": 1,
+    "bundle": 4,
     "vad": 1,
     "stt": 2,
     "intents": 2,

@@ -8,6 +8,7 @@ from sori.config import Config, load_config
 from sori.errors import (
     AudioError,
     BackendError,
+    BundleError,
     ConfigError,
     DependencyError,
     ModelError,
@@ -23,6 +24,7 @@ __all__ = [
     "Area",
     "AudioError",
     "BackendError",
+    "BundleError",
     "Config",
     "ConfigError",
     "DependencyError",

@@ -20,7 +20,7 @@ from sori.redact import redact
 # Subcommand modules; each defines `add_parser(subparsers)` and `run(args) -> int`.
 COMMANDS = (
     "demo", "intent", "phrases", "conformance", "replay", "test", "record", "wake", "ask",
-    "run", "setup", "home", "models", "doctor", "wyoming", "edge",
+    "run", "setup", "home", "models", "bundle", "doctor", "wyoming", "edge",
 )  # fmt: skip
 
 # The extra (pyproject.toml) that brings each optional top-level module, for the message

@@ -6,7 +6,8 @@ SoriError
 ├── AudioError         audio input cannot be read or converted
 ├── ModelError         a model is missing or cannot be loaded
 ├── BackendError       a backend (LLM server, broker, TTS) failed at run time
-└── DependencyError    an optional library or system package is not installed
+├── DependencyError    an optional library or system package is not installed
+└── BundleError        an offline bundle is damaged, incomplete or cannot be built
 """
 
 from __future__ import annotations
@@ -38,3 +39,7 @@ class BackendError(SoriError):
 
 class DependencyError(SoriError):
     """An optional Python package or system library is missing."""
+
+
+class BundleError(SoriError):
+    """An offline bundle (`sori bundle`) is damaged or incomplete, or cannot be built."""

@@ -1,0 +1,196 @@
+"""Install an offline bundle on a device with no network: check every member against the
+manifest first (a damaged or altered bundle installs nothing), then the wheels into a venv
+(`pip install --no-index --find-links`), the models into the model store (each in one
+rename, so a half-copied model never has its name), and the config unless one is there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sori.bundle.layout import CONFIG, MANIFEST, MODELS, SUMS, WHEELS, Manifest
+from sori.config import load_config
+from sori.config.edit import set_keys
+from sori.errors import BundleError, ConfigError
+from sori.models.store import MANIFEST as MODEL_MANIFEST
+from sori.models.store import PARTIAL
+
+Say = Callable[[str], None]
+DEFAULT_CONFIG = Path("~/.config/sori/sori.toml")
+"""Where the bundle's config goes unless --config names another file."""
+
+
+class StepFailed(BundleError):
+    """The bundle is sound but installing it failed (pip, the disk); exit 1."""
+
+
+@dataclass(frozen=True)
+class InstallOptions:
+    bundle: Path
+    """The bundle tar."""
+    venv: Path | None
+    """Venv to install the wheels into (created when missing); None: no wheels."""
+    models_dir: Path
+    """Model store to install the models into."""
+    config: Path
+    """Config file to write."""
+    force: bool = False
+    """Overwrite an existing config file."""
+    system_site_packages: bool = False
+    """Create the venv with the system's packages visible (JetPack's CUDA builds)."""
+
+
+def install_bundle(options: InstallOptions, say: Say) -> dict[str, Any]:
+    """Verify and install; a summary for --json. Raises BundleError (bad bundle, nothing
+    installed) or StepFailed."""
+    root = options.models_dir.expanduser()
+    try:
+        (root / PARTIAL).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StepFailed(f"cannot create the model store {root}: {exc}") from None
+    work = Path(tempfile.mkdtemp(prefix="bundle.", dir=root / PARTIAL))
+    try:
+        manifest = _unpack_verified(options.bundle, work, say)
+        summary: dict[str, Any] = {
+            "bundle": str(options.bundle),
+            "board": manifest.board,
+            "sori_version": manifest.sori_version,
+            "source_only": [s.__dict__ for s in manifest.source_only],
+        }
+        summary["wheels"] = _install_wheels(options, work / WHEELS, manifest, say)
+        summary["models"] = _install_models(root, work / MODELS, manifest, say)
+        summary["config"] = _install_config(options, work / CONFIG, root, manifest, say)
+        for item in manifest.source_only:
+            say(f"{item.package} has no wheel for this board; build it here with {item.build}")
+        return summary
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _unpack_verified(bundle: Path, into: Path, say: Say) -> Manifest:
+    say(f"checking {bundle}")
+    try:
+        with tarfile.open(bundle) as tar:
+            tar.extractall(into, filter="data")
+    except FileNotFoundError:
+        raise BundleError(f"bundle {bundle} does not exist; check the path") from None
+    except (tarfile.TarError, EOFError) as exc:
+        raise BundleError(
+            f"{bundle} is not a readable bundle ({exc}); copy it again (nothing was installed)"
+        ) from None
+    if not (into / MANIFEST).is_file():
+        raise BundleError(f"{bundle} has no {MANIFEST}: not a sori bundle")
+    manifest = Manifest.from_json((into / MANIFEST).read_text(encoding="utf-8"), str(bundle))
+    present = {str(p.relative_to(into)) for p in into.rglob("*") if p.is_file()}
+    extra = sorted(present - set(manifest.files) - {MANIFEST, SUMS})
+    missing = sorted(set(manifest.files) - present)
+    changed = sorted(
+        name for name, want in manifest.files.items()
+        if name in present and _sha256(into / name) != want
+    )  # fmt: skip
+    problems = [f"{n} differs from its sha256 in the manifest" for n in changed]
+    problems += [f"{n} is missing" for n in missing]
+    problems += [f"{n} is not in the manifest" for n in extra]
+    if problems:
+        raise BundleError(
+            f"{bundle} is damaged or was altered: {'; '.join(problems)}. Nothing was installed; "
+            "copy the bundle again or make a new one with `sori bundle`"
+        )
+    say(f"{len(manifest.files)} members match their sha256")
+    return manifest
+
+
+def _install_wheels(
+    options: InstallOptions, wheels: Path, manifest: Manifest, say: Say
+) -> list[str]:
+    if options.venv is None:
+        say("no --venv: wheels not installed")
+        return []
+    venv = options.venv.expanduser()
+    python = venv / "bin" / "python"
+    if not python.exists():
+        say(f"creating the venv {venv}")
+        argv = [sys.executable, "-m", "venv", str(venv)]
+        if options.system_site_packages:
+            argv.append("--system-site-packages")
+        _run(argv, "creating the venv")
+    has_pip = subprocess.run([str(python), "-c", "import pip"], capture_output=True)
+    pip = [str(python), "-m", "pip"] if has_pip.returncode == 0 else [
+        sys.executable, "-m", "pip", "--python", str(python)]  # fmt: skip
+    files = [str(wheels / name) for name in manifest.wheels]
+    say(f"pip install {len(files)} wheels into {venv} (offline)")
+    # --no-deps: the bundle holds the resolved set; a source-only requirement missing from it
+    # must not make pip look for an index. --isolated: no local pip config adds sources.
+    _run([*pip, "--isolated", "install", "--no-index", "--find-links", str(wheels),
+          "--no-deps", "-q", *files], "pip install")  # fmt: skip
+    return list(manifest.wheels)
+
+
+def _install_models(root: Path, models: Path, manifest: Manifest, say: Say) -> list[dict]:
+    installed = []
+    for model in manifest.models:
+        source = models / model.name
+        target = root / model.name
+        say(f"installing model {model.name} into {root}")
+        try:
+            old, single = None, source.is_file()
+            if target.exists():
+                old = models.parent / f"previous-{model.name}"
+                target.rename(old)
+            source.rename(target)  # the store's .partial is on the same file system
+            if single:  # a single file: its manifest beside it, renamed last
+                beside = f"{model.name}{MODEL_MANIFEST}"
+                (models / beside).replace(root / beside)
+            if old is not None:
+                shutil.rmtree(old) if old.is_dir() else old.unlink()
+        except OSError as exc:
+            raise StepFailed(f"installing {model.name} into {root} failed: {exc}") from None
+        installed.append({"name": model.name, "kind": model.kind, "path": str(target)})
+    return installed
+
+
+def _install_config(
+    options: InstallOptions, source: Path, root: Path, manifest: Manifest, say: Say
+) -> dict[str, Any]:
+    target = options.config.expanduser()
+    values = {key: value.replace("{path}", str(root / m.name))
+              for m in manifest.models for key, value in m.config.items()}  # fmt: skip
+    if target.exists() and not options.force:
+        say(f"{target} exists: left as it is (--force replaces it); the models' keys: "
+            + ", ".join(f"{k} = {v!r}" for k, v in values.items()))  # fmt: skip
+        return {"path": str(target), "written": False, "keys": values}
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staged = target.with_name(f".{target.name}.sori-new")
+    staged.write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
+    staged.write_text(set_keys(staged, values), encoding="utf-8")
+    try:
+        load_config(str(staged))  # what goes in place must load
+    except ConfigError:
+        staged.unlink()
+        raise
+    staged.replace(target)
+    say(f"config written to {target} (board profile {manifest.board})")
+    return {"path": str(target), "written": True, "keys": values}
+
+
+def _run(argv: list[str], what: str) -> None:
+    done = subprocess.run(argv, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise StepFailed(f"{what} failed: {done.stderr.strip()[-600:]}")
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

