@@ -22,7 +22,8 @@ from sori.events import (
     UtteranceHeard,
     WakeDetected,
 )
-from sori.pipeline import NeverOpen, ReplayClock, pace, replay
+from sori.pipeline import ReplayClock, pace, replay
+from sori.wake_gate import NeverOpen
 
 FIELDS = (
     "file",
