@@ -22,7 +22,7 @@ from sori.events import (
     UtteranceHeard,
     WakeDetected,
 )
-from sori.pipeline import ReplayClock, pace, replay
+from sori.pacing import ReplayClock, pace, replay
 from sori.wake_gate import NeverOpen
 
 FIELDS = (
