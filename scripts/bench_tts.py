@@ -123,7 +123,7 @@ async def first_audio_ms(daemon, reply: str, turns: int, cached: bool) -> list[f
         committed = IntentCommitted(
             daemon.clock.now_ns(), 1, "거실 불 켜줘", "HassTurnOn", slots, 1.0, reply
         )
-        turn = await daemon.command_turn(committed, committed.t_ns)
+        turn = await daemon.turns.command(committed, committed.t_ns)
         found.append(turn["stages_ms"]["first_audio"])
     return found
 

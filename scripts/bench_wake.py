@@ -38,7 +38,8 @@ from sori.audio.augment import at_dbfs, babble, gain_db, make_noise, mix_at_snr,
 from sori.audio.format import RATE_HZ, AudioFrame
 from sori.config import Config
 from sori.events import WakeDetected
-from sori.pipeline import NeverOpen, ReplayClock, replay
+from sori.pacing import ReplayClock, replay
+from sori.wake_gate import NeverOpen
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "audio" / "ko-read"
 FALSE_PHRASES = ["소리야", "빅스비", "헤이 소리"]

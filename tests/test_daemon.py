@@ -251,7 +251,7 @@ def test_a_timer_rings_on_the_speaker(tmp_path, mosquitto):
             return await original(text, utterance_id, tone)
 
         daemon.player.say = recording
-        turn = await daemon.command_turn(
+        turn = await daemon.turns.command(
             IntentCommitted(0, 5, "일 초 타이머", "HassStartTimer", {"seconds": 1}), 0
         )
         for _ in range(100):

@@ -40,6 +40,8 @@ FLOORS = {
     "answering": 3,
     "multi_command": 3,
     "conversation": 3,
+    "wake_gate": 3,
+    "pacing": 3,
     "daemon": 4,
     "assemble": 4,
     "replaying": 4,

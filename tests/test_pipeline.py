@@ -17,7 +17,8 @@ from sori.events import (
     UtteranceHeard,
 )
 from sori.intents import IntentMatch
-from sori.pipeline import CommitSettings, Hearing, ReplayClock, hear, replay
+from sori.pacing import ReplayClock, hear, replay
+from sori.pipeline import CommitSettings, Hearing
 from sori.testing import Cue, EnergyScorer, ScriptedRecognizer, kinds, run_frames, tone_frames
 from sori.vad import EndpointSettings
 

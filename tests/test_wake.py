@@ -108,3 +108,32 @@ def test_sherpa_kws_says_it_is_not_built_yet(config):
 
     with pytest.raises(ConfigError, match='backend = "phrase"'):
         build_wake_detector(replace(config, wake=replace(config.wake, backend="sherpa-kws")))
+
+
+def test_sori_wake_tells_each_unreadable_file_and_scans_the_rest(clips, tmp_path):
+    """The same file opening as `sori replay` (commands/inputs.py): every bad name told on
+    stderr, the good file still scanned, exit 2."""
+    empty = tmp_path / "empty.wav"
+    empty.write_bytes(b"")
+    good = clips[PHRASES["현재"]]
+    done = subprocess.run(
+        [sys.executable, "-m", "sori", "wake", "--phrase", "현재", str(empty),
+         str(tmp_path / "missing.wav"), str(good), "--json"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert f"sori wake: {empty}: empty file" in done.stderr
+    assert "sori wake: " in done.stderr and "missing.wav: no such file" in done.stderr
+    found = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [(Path(r["file"]).name, r["phrase"]) for r in found] == [(good.name, "현재")]
+
+
+def test_sori_wake_with_no_readable_file_exits_2_before_the_model_loads(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "sori", "wake", str(tmp_path / "missing.wav")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "missing.wav: no such file" in done.stderr and "Traceback" not in done.stderr
+    assert done.stdout == ""

@@ -85,7 +85,7 @@ def test_muted_no_audio_reaches_the_recognizer(shared_dir):
     from sori.assemble.hearing import build_hearing, build_recognizer
     from sori.audio.sources import FileSource
     from sori.config import Config
-    from sori.pipeline import ReplayClock, replay
+    from sori.pacing import ReplayClock, replay
 
     config = Config()
     recognizer = Counting(build_recognizer(config.stt, []))

@@ -1,74 +1,42 @@
 """The daemon behind `sori run`: hearing, understanding, actions and speech on one loop.
 
 Turns come from the microphone (or a file) through the hearing pipeline, or as text from
-the HTTP API. A command's reply is spoken only once its action has ended: what was done
-when it succeeded, else (after the error earcon) what failed, never "done" and then
-"sorry". A question is answered from the home's state (`sori.answering`), and a
-sentence of several commands is acted on part by part (`sori.multi_command`).
-Text no preset understands goes to the language-model router when one is configured.
-Every stage emits events; metrics, the SSE stream and the per-turn trace line observe them.
+the HTTP API; `sori.conversation.turns` runs each one (act, answer or think, then speak).
+The daemon wires hearing events to it (barge-in, wake, corrections), owns the background
+tasks, timers, reload and shutdown, and publishes every event: metrics, the SSE stream
+and the per-turn trace line observe them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import logging
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import asdict
-from typing import Any, Protocol
+from typing import Any
 
 from sori.actions import ActionRegistry, Timers
 from sori.actions.timers import Timer
 from sori.clock import Clock, MonotonicClock
 from sori.conversation.context import FollowUps
 from sori.conversation.listening import Conversation
+from sori.conversation.turns import Answering, Thinker, Turns, Understanding
 from sori.events import (
-    ActionFinished,
-    AnswerSentence,
     Event,
-    FollowUpResolved,
     IntentCommitted,
     IntentCorrected,
     IntentNotRecognized,
     SpeechStarted,
-    TurnFinished,
-    TurnRouted,
     UtteranceHeard,
     WakeDetected,
 )
 from sori.metrics import Metrics
-from sori.multi_command import Plan, carry_out, plan
-from sori.playback import Player, Spoken
+from sori.playback import Player
 
 log = logging.getLogger(__name__)
-trace = logging.getLogger("sori.trace")
-
-MS = 1_000_000
-
-
-class Understanding(Protocol):
-    """Preset understanding (`sori.intents.Presets`)."""
-
-    def match(self, text: str) -> Any: ...
-
-
-class Answering(Protocol):
-    """Answers questions from the home's state (`sori.answering.Answerer`)."""
-
-    def answers(self, intent: str) -> bool: ...
-
-    async def answer(self, intent: str, slots: dict[str, Any]) -> str: ...
-
-
-class Thinker(Protocol):
-    """The language-model router (`sori.llm.router.Router`): the events of one turn
-    (IntentCommitted, AnswerSentence, ..., TurnRouted last)."""
-
-    def turn(self, text: str, utterance_id: int) -> AsyncIterator[Event]: ...
 
 
 class Daemon:
@@ -96,27 +64,26 @@ class Daemon:
         self.player = player
         self.timers = timers
         self.replies = replies
-        self.thinker = thinker
-        self.answerer = answerer
         self.clock = clock or MonotonicClock()
         self.metrics = metrics or Metrics()
         self.barge_in = barge_in
         self.earcon = earcon
-        self.followups = followups
-        """The last command's context, for follow-ups ("안방도"); None: no follow-ups."""
         self.conversation = conversation or Conversation(gated=False)
         """Wake, windows and mute (`sori.conversation.listening`); ungated: every utterance
         is heard."""
+        self.turns = Turns(
+            understanding=understanding, acting=registry, speaking=player, replies=replies,
+            emit=self.emit, clock=self.clock, metrics=self.metrics,
+            conversation=self.conversation, thinker=thinker, answerer=answerer,
+            followups=followups, earcon=earcon,
+        )  # fmt: skip
+        """Runs each turn (`sori.conversation.turns`)."""
         self.metrics.muted = self.conversation.muted
         self.player.emit = self.emit
         self.timers.on_ring = self._ring
         self._subscribers: set[asyncio.Queue] = set()
         self._tasks: set[asyncio.Task] = set()
-        self._text_ids = itertools.count(1_000_000)
         self._unheard: set[int] = set()
-        self._heard: dict[int, UtteranceHeard] = {}
-        self._followed: dict[int, int] = {}  # follow-up turn → the turn whose context it used
-        self.turns_done = 0
         self.reloads = 0
         self.last_reload: dict[str, Any] | None = None
         """The last SIGHUP's result for /health: ok, error (the reason), t (Unix seconds)."""
@@ -136,9 +103,6 @@ class Daemon:
         """Called with every event, on the loop (MQTT discovery's "last command")."""
         self.starters: list[Callable[[], None]] = []
         """Called once by start(), on the running loop (connections that need it)."""
-        self.hand_over: Callable[[IntentNotRecognized], bool] | None = None
-        """Takes a heard utterance no preset matched elsewhere (True: Home Assistant's
-        pipeline, `sori.wyoming_server.satellite`); False or None: Sori thinks it over."""
 
     # -- events ------------------------------------------------------------------------------
 
@@ -169,211 +133,29 @@ class Daemon:
 
     async def say(self, text: str) -> dict[str, Any]:
         """A turn from text (`POST /say`): understand, act, speak; the turn as JSON."""
-        uid = next(self._text_ids)
-        started = self.clock.now_ns()
-        found = self.understanding.match(text)
-        understood = self.clock.now_ns()
-        stages = {"understand": understood - started}
-        if found is None:
-            found = self._follow_up(text, uid)
-        if found is None:
-            several = plan(self.understanding, text)
-            if several is not None:
-                return await self.multi_turn(several, uid, started, stages)
-            self.emit(IntentNotRecognized(understood, uid, text))
-            return await self.think_turn(text, uid, started, stages)
-        committed = self._commit(found, uid, text)
-        return await self.command_turn(committed, started, stages)
+        return await self.turns.say(text)
 
-    def _follow_up(self, text: str, uid: int) -> Any:
-        """The full intent (an IntentMatch) of a follow-up of the last command, or None."""
-        if self.followups is None:
-            return None
-        now = self.clock.now_ns()
-        found = self.followups.resolve(text, now)
-        if found is None:
-            return None
-        used = found.context
-        self._followed[uid] = used.utterance_id
-        self.emit(
-            FollowUpResolved(
-                now,
-                uid,
-                text,
-                found.form,
-                context_utterance_id=used.utterance_id,
-                context_text=used.text,
-                intent=found.match.intent,
-                slots=dict(found.match.slots),
-            )
-        )
-        return found.match
+    @property
+    def thinker(self) -> Thinker | None:
+        """The language-model router, None when thinking is off."""
+        return self.turns.thinker
 
-    def _commit(self, found: Any, uid: int, text: str) -> IntentCommitted:
-        committed = IntentCommitted(
-            self.clock.now_ns(), uid, text, found.intent, dict(found.slots),
-            float(found.confidence), found.response, False,
-        )  # fmt: skip
-        self.emit(committed)
-        return committed
+    @thinker.setter
+    def thinker(self, thinker: Thinker | None) -> None:
+        self.turns.thinker = thinker
 
-    async def command_turn(
-        self, committed: IntentCommitted, started_ns: int, stages: dict[str, int] | None = None
-    ) -> dict[str, Any]:
-        """Act on a committed intent (or answer it), then speak what happened."""
-        stages = dict(stages or {})
-        uid = committed.utterance_id
-        began = self.clock.now_ns()
-        actions, reply, tone = await self.outcome(committed)
-        stages["act"] = self.clock.now_ns() - began
-        spoken = await self.player.say(reply, uid, tone)
-        error = "; ".join(f"{a.target or a.handler}: {a.detail}" for a in actions if not a.ok)
-        return self._finish(
-            uid, committed.text, committed.intent, committed.slots, "preset",
-            [spoken], actions, committed.t_ns, started_ns, stages, error,
-        )  # fmt: skip
+    @property
+    def hand_over(self) -> Callable[[IntentNotRecognized], bool] | None:
+        """Takes a heard utterance nothing here matched (see `Turns.hand_over`)."""
+        return self.turns.hand_over
 
-    async def multi_turn(
-        self, several: Plan, uid: int, started_ns: int, stages: dict[str, int] | None = None
-    ) -> dict[str, Any]:
-        """Several commands in one sentence: each part in order, one reply after all."""
-        stages = dict(stages or {})
-        began = self.clock.now_ns()
-        tone = "error" if self.earcon else ""
-        done = await carry_out(several, uid, self.clock.now_ns, self.outcome, self.emit, tone)
-        stages["act"] = self.clock.now_ns() - began
-        spoken = await self.player.say(done.reply, uid, done.tone)
-        parts = [
-            {"text": p.piece.said, "intent": p.match.intent if p.match else None,
-             "slots": dict(p.match.slots) if p.match else {}}
-            for p in several.parts
-        ]  # fmt: skip
-        error = "; ".join(f"{a.target or a.handler}: {a.detail}" for a in done.actions if not a.ok)
-        return self._finish(
-            uid, several.text, "+".join(done.intents), {"parts": parts}, "preset",
-            [spoken], done.actions, began, started_ns, stages, error,
-        )  # fmt: skip
+    @hand_over.setter
+    def hand_over(self, hand_over: Callable[[IntentNotRecognized], bool] | None) -> None:
+        self.turns.hand_over = hand_over
 
-    async def outcome(self, committed: IntentCommitted) -> tuple[list[ActionFinished], str, str]:
-        """(actions, reply, tone) of one intent: the action ends (or the question is
-        answered) before the reply is chosen, so a reply never claims what did not happen."""
-        if self.answerer is not None and self.answerer.answers(committed.intent):
-            if self.followups is not None:  # a question clears what a follow-up may refer to
-                self.followups.remember(committed, [], self.clock.now_ns())
-            return [], await self.answerer.answer(committed.intent, dict(committed.slots)), ""
-        actions = await self._act(committed)
-        failed = [a for a in actions if not a.ok]
-        if failed:
-            return actions, self._failure_reply(failed), "error" if self.earcon else ""
-        reply = next((a.speech for a in actions if a.speech), "")
-        return actions, reply or committed.response or self.replies["ack"], ""
-
-    async def think_turn(
-        self, text: str, uid: int, started_ns: int, stages: dict[str, int] | None = None
-    ) -> dict[str, Any]:
-        """Text no preset understood: the router answers, else the not-understood reply."""
-        stages = dict(stages or {})
-        asked = self.clock.now_ns()
-        if self.thinker is None:
-            spoken = await self.player.say(self.replies["not_understood"], uid)
-            return self._finish(
-                uid, text, "", {}, "none", [spoken], [], asked, started_ns, stages, ""
-            )
-        speaking: list[asyncio.Task] = []  # replies queue up in order in the player
-        actions: list[ActionFinished] = []
-        tier, intent, slots, error = "none", "", {}, ""
-
-        def say(text: str, tone: str = "") -> None:
-            speaking.append(asyncio.create_task(self.player.say(text, uid, tone)))
-
-        try:
-            async for event in self.thinker.turn(text, uid):
-                self.emit(event)
-                if isinstance(event, AnswerSentence):
-                    say(event.text)
-                elif isinstance(event, IntentCommitted):
-                    actions, reply, tone = await self.outcome(event)
-                    say(reply, tone)
-                elif isinstance(event, TurnRouted):
-                    tier, intent, slots = event.tier, event.intent or "", dict(event.slots)
-                    if event.ttft_ns is not None and tier == "edge":
-                        self.metrics.observe_edge_ttfb(event.ttft_ns / 1e9)
-        except Exception as exc:  # a failing tier is spoken about, never fatal
-            error = f"router failed: {exc}"
-            log.error("%s", error)
-            self.metrics.count_error("router")
-            say(self.replies["failed"], "error" if self.earcon else "")
-        if not speaking:
-            say(self.replies["not_understood"])
-        spoken_all = list(await asyncio.gather(*speaking))
-        return self._finish(
-            uid, text, intent, slots, tier, spoken_all, actions, asked, started_ns, stages, error
-        )
-
-    def _failure_reply(self, failed: list[ActionFinished]) -> str:
-        """A failure's own words when it has them ("no player is set"); "sent, not
-        confirmed" when every failure is only that; else "could not"."""
-        own = next((a.speech for a in failed if a.speech), "")
-        if own:
-            return own
-        if all(a.unconfirmed for a in failed):
-            return self.replies["action_unconfirmed"]
-        return self.replies["action_failed"]
-
-    async def _act(self, committed: IntentCommitted) -> list[ActionFinished]:
-        actions = await self.registry.act(committed)
-        for action in actions:
-            self.emit(action)
-        if self.followups is not None:
-            self.followups.remember(committed, actions, self.clock.now_ns())
-        return actions
-
-    def _finish(
-        self, uid: int, text: str, intent: str, slots: dict, tier: str, spoken: list[Spoken],
-        actions: list[ActionFinished], commit_ns: int, started_ns: int,
-        stages: dict[str, int], error: str,
-    ) -> dict[str, Any]:  # fmt: skip
-        now = self.clock.now_ns()
-        heard = self._heard.pop(uid, None)
-        if heard is not None:  # the hearing stages of a spoken turn, in the same trace line
-            stages.update({f"hear_{k}": v for k, v in heard.stages_ns.items()})
-            if heard.commit_t_ns is not None:
-                stages["speech_end_to_commit"] = heard.commit_t_ns - heard.speech_end_ns
-        first = next((s for s in spoken if s.first_audio_ns is not None), None)
-        if first is not None:
-            stages["first_audio"] = max(0, first.first_audio_ns - commit_ns)
-        stages["speak"] = sum(s.audio_ns for s in spoken)
-        stages["total"] = now - started_ns
-        error = error or "; ".join(s.error for s in spoken if s.error)
-        response = " ".join(s.text for s in spoken if s.text)
-        self.emit(TurnFinished(now, uid, text, intent, tier, response, stages, error))
-        self.conversation.replied(now)
-        self.turns_done += 1
-        turn = {
-            "turn": uid,
-            "text": text,
-            "intent": intent or None,
-            "slots": slots,
-            "tier": tier,
-            "response": response,
-            "cached": bool(first and first.cached),
-            "interrupted": any(s.interrupted for s in spoken),
-            "actions": [
-                {
-                    "handler": a.handler,
-                    "target": a.target,
-                    "ok": a.ok,
-                    "unconfirmed": a.unconfirmed,
-                    "detail": a.detail,
-                }  # fmt: skip
-                for a in actions
-            ],
-            "stages_ms": {k: round(v / MS, 3) for k, v in stages.items()},
-            "error": error,
-            "context_utterance_id": self._followed.pop(uid, None),
-        }
-        trace.info("turn %s %s", uid, tier, extra={"turn": turn})
-        return turn
+    @property
+    def turns_done(self) -> int:
+        return self.turns.done
 
     async def _ring(self, timer: Timer) -> None:
         """One ring of a due timer or alarm; it rings again until stopped ("그만")."""
@@ -427,32 +209,22 @@ class Daemon:
             if event.text.strip():
                 self.conversation.heard(event.speech_end_ns)
             self._unheard.discard(event.utterance_id)
-            self._heard[event.utterance_id] = event
-            while len(self._heard) > 32:  # utterances that made no turn (empty transcripts)
-                self._heard.pop(next(iter(self._heard)))
+            self.turns.heard(event)
         elif getattr(event, "utterance_id", None) in self._unheard:
             return
         elif isinstance(event, IntentCommitted):
-            self.spawn(self.command_turn(event, event.t_ns))
+            self.spawn(self.turns.command(event, event.t_ns))
         elif isinstance(event, IntentCorrected):
             log.warning(
                 "utterance %d: early commit %s corrected to %s", event.utterance_id,
                 event.previous.intent, event.replacement.intent if event.replacement else None,
             )  # fmt: skip
             if event.replacement is not None:
-                self.spawn(self.command_turn(event.replacement, event.t_ns))
+                self.spawn(self.turns.command(event.replacement, event.t_ns))
         elif isinstance(event, IntentNotRecognized) and event.text.strip():
-            found = self._follow_up(event.text, event.utterance_id)
-            several = plan(self.understanding, event.text) if found is None else None
-            if found is not None:
-                committed = self._commit(found, event.utterance_id, event.text)
-                self.spawn(self.command_turn(committed, event.t_ns))
-            elif several is not None:
-                self.spawn(self.multi_turn(several, event.utterance_id, event.t_ns))
-            elif self.hand_over is not None and self.hand_over(event):
-                pass  # Home Assistant's pipeline answers it
-            else:
-                self.spawn(self.think_turn(event.text, event.utterance_id, event.t_ns))
+            turn = self.turns.unrecognized(event.text, event.utterance_id, event.t_ns, heard=event)
+            if turn is not None:
+                self.spawn(turn)
 
     def _woke(self, event: WakeDetected) -> None:
         """The wake phrase: stop a reply (barge-in), play the listening earcon, listen."""

@@ -31,7 +31,8 @@ from sori.intents.splitting import Piece, split_commands
 log = logging.getLogger(__name__)
 
 Outcome = Callable[[IntentCommitted], Awaitable[tuple[list[ActionFinished], str, str]]]
-"""Acts on one committed intent and gives (actions, reply, tone): `Daemon.outcome`."""
+"""Acts on one committed intent and gives (actions, reply, tone): `Turns.outcome` in
+`sori.conversation.turns`."""
 
 
 @dataclass(frozen=True, slots=True)

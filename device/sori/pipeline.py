@@ -10,14 +10,9 @@
 
 It knows only protocols: a `VoiceScorer` (sori.vad), a `SpeechRecognizer` (sori.stt.base)
 and an `Understanding` (anything with `match(text)` and `is_closed(text)`, such as
-`sori.intents.Presets`). Drivers decide where frames come from and how time passes:
-
-- `replay(frames, hearing, clock)`: as fast as the CPU allows, on a `ReplayClock`, which
-  reports times as if the audio had arrived in real time (waiting for audio is simulated,
-  processing time is real), so latencies read like a live microphone's.
-- `pace(frames, clock, origin_ns)`: real-time pacing, like a microphone (`--realtime`).
-- `hear(frames, hearing)`: the async driver for the daemon; blocking work runs on a
-  worker thread, so the event loop stays free for actions and speech.
+`sori.intents.Presets`). Which utterances reach the recognizer (mute, the wake phrase) is
+`sori.wake_gate`'s; where frames come from and how time passes, `sori.pacing`'s (`replay`
+in simulated real time, `pace` like a microphone, `hear` for the daemon's loop).
 
 Early commit: while an utterance is open, the latest partial hypothesis is matched
 against the presets. When it is a complete command (`match`, confidence at least
@@ -39,9 +34,7 @@ still closed, and the commit usually comes on the frame that opens it.
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -58,12 +51,12 @@ from sori.events import (
     TranscriptFinal,
     TranscriptPartial,
     UtteranceHeard,
-    WakeDetected,
 )
 from sori.intents.splitting import continues
 from sori.stt.base import Hypothesis, RecognizerStream, SpeechRecognizer
 from sori.vad import Endpointer, EndpointSettings, VoiceScorer
-from sori.wake.base import Detection, WakeDetector, WakeStream
+from sori.wake.base import WakeDetector
+from sori.wake_gate import Gate, WakeGate
 
 MS = 1_000_000
 
@@ -78,27 +71,6 @@ class Understanding(Protocol):
     def is_closed(self, text: str) -> bool:
         """True when `text` ends in a closed sentence-final form."""
         ...
-
-
-class Gate(Protocol):
-    """Who is listened to (`sori.conversation.listening.Conversation`): whether audio reaches the
-    recognizer at all, and whether an utterance is a command without a wake phrase."""
-
-    muted: bool
-
-    def is_open(self, t_ns: int) -> bool:
-        """Whether an utterance beginning at stream time `t_ns` (clock-comparable) is
-        heard as a command without a wake phrase."""
-        ...
-
-
-class NeverOpen:
-    """A gate that hears commands only after a wake phrase (`sori wake`, benchmarks)."""
-
-    muted = False
-
-    def is_open(self, t_ns: int) -> bool:
-        return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,27 +90,6 @@ class CommitSettings:
     empty or an unclosed command, in milliseconds, so a chunked decoder shows its hypothesis
     up to the end of speech at once; the same amount of real silence that follows is then
     not fed again. 0 = off."""
-
-
-class ReplayClock:
-    """Simulated real time for replays.
-
-    `arrive(t_ns)` says a frame became available at stream time `t_ns`: if the pipeline
-    was idle, time jumps forward to it (waiting is simulated); if it was still busy, time
-    stays where processing left it (the backlog is real). Between arrivals the clock runs
-    at the speed of the real monotonic clock.
-    """
-
-    def __init__(self) -> None:
-        self._base_ns = 0
-        self._mark_ns = time.perf_counter_ns()
-
-    def now_ns(self) -> int:
-        return self._base_ns + (time.perf_counter_ns() - self._mark_ns)
-
-    def arrive(self, t_ns: int) -> None:
-        self._base_ns = max(self.now_ns(), t_ns)
-        self._mark_ns = time.perf_counter_ns()
 
 
 @dataclass
@@ -165,31 +116,13 @@ class _Turn:
     busy_ns: dict[str, int] = field(default_factory=lambda: {"vad": 0, "stt": 0, "understand": 0})
 
 
-@dataclass
-class _Utterance:
-    """Bookkeeping of one utterance heard with a wake detector."""
-
-    utterance_id: int
-    stream: WakeStream
-    first_ns: int
-    """Stream time of its first frame (the pre-roll's), without the origin."""
-    frames: list[AudioFrame] = field(default_factory=list)
-    """Its frames so far (up to `MAX_WAKE_FRAMES`): the command after a wake phrase is fed
-    from here."""
-
-
-MAX_WAKE_FRAMES = 500
-"""Frames of an utterance kept for the command after a wake phrase (10 s of 20 ms)."""
-
-
 class Hearing:
     """The synchronous core of the hearing pipeline (see the module docstring).
 
-    With a wake detector and a gate, each utterance goes through the detector; the
-    recognizer hears it only when the gate is open as it begins, or from the end of a
-    wake phrase that opens it (`WakeDetected`), so "소리야 불 켜줘" is understood as
-    "불 켜줘". Other utterances make only `SpeechStarted` and `SpeechStopped`. Muted (the
-    gate says so), frames are dropped before the voice detector.
+    With a wake detector and a gate (`sori.wake_gate`), the recognizer hears an utterance
+    only when the gate is open as it begins, or from the end of a wake phrase that opens it
+    (`WakeDetected`). Other utterances make only `SpeechStarted` and `SpeechStopped`. Muted
+    (the gate says so), frames are dropped before the voice detector.
     """
 
     def __init__(
@@ -207,11 +140,8 @@ class Hearing:
     ) -> None:
         self.recognizer = recognizer
         """None: wake detection only (`sori wake`)."""
-        self.wake = wake
-        self.gate = gate
-        self.wake_busy_ns = 0
-        """Processing time spent in the wake detector, in nanoseconds."""
-        self._utt: _Utterance | None = None
+        self.wake = WakeGate(gate, wake, clock, origin_ns)
+        """Mute and the wake phrase: which utterances the recognizer hears."""
         self.understanding = understanding
         self.clock = clock
         self.endpoint = endpoint or EndpointSettings()
@@ -229,15 +159,20 @@ class Hearing:
     def in_speech(self) -> bool:
         return self._turn is not None
 
+    @property
+    def wake_busy_ns(self) -> int:
+        """Processing time spent in the wake detector, in nanoseconds."""
+        return self.wake.busy_ns
+
     def push(self, frame: AudioFrame) -> list[Event]:
         """Process one frame; the events it caused, in order."""
-        if self.gate is not None and self.gate.muted:
+        if self.wake.muted:
             return self._drop()
         events: list[Event] = []
         started = time.perf_counter_ns()
         boundary = self.endpointer.push(frame)
         vad_ns = time.perf_counter_ns() - started
-        if self._turn is None and self._utt is None:
+        if self._turn is None and not self.wake.listening:
             self._ring.push(frame)
             if isinstance(boundary, SpeechStarted):
                 events.append(boundary)
@@ -246,7 +181,7 @@ class Hearing:
                     self._turn.busy_ns["vad"] += vad_ns
             return events
         opened_now = False
-        if self._utt is not None:
+        if self.wake.listening:
             before = self._turn
             self._hear_wake(frame, events)
             opened_now = self._turn is not None and self._turn is not before
@@ -278,15 +213,17 @@ class Hearing:
         """The audio ended: close an utterance still open."""
         events: list[Event] = []
         boundary = self.endpointer.end_of_stream()
-        if boundary is not None and (self._turn is not None or self._utt is not None):
+        if boundary is not None and (self._turn is not None or self.wake.listening):
             self._stopped(boundary, events)
         return events
 
     def _stopped(self, boundary: SpeechStopped, events: list[Event]) -> None:
         """The utterance ended: the wake detector's part of it, then the turn's."""
         events.append(boundary)
-        if self._utt is not None:
-            self._end_wake(events)
+        if self.wake.listening:
+            found = self.wake.finish()
+            if found is not None:
+                events.append(found)  # nothing follows it
         if self._turn is not None:
             self._close(boundary, events)
 
@@ -295,74 +232,39 @@ class Hearing:
     def _begin(self, started: SpeechStarted, frames: list[AudioFrame], events: list[Event]) -> None:
         """An utterance began: the recognizer hears it when no wake phrase is needed (no
         detector, or the gate open); the detector, when there is one, hears it too."""
-        gated = self.wake is not None and self.gate is not None
-        if self.recognizer is not None and (
-            not gated or self.gate.is_open(started.audio_start_ns)  # type: ignore[union-attr]
-        ):
+        if self.recognizer is not None and self.wake.hears(started.audio_start_ns):
             self._open(started.utterance_id, started.audio_start_ns)
             for buffered in frames:
                 self._feed(buffered, events)
             self._check_early(events)
-        if gated and frames:
-            t0 = time.perf_counter_ns()
-            stream = self.wake.open_stream()  # type: ignore[union-attr]
-            self.wake_busy_ns += time.perf_counter_ns() - t0
-            self._utt = _Utterance(started.utterance_id, stream, frames[0].start_ns)
+        if self.wake.gated and frames:
+            self.wake.begin(started.utterance_id, frames[0])
             for buffered in frames:
                 self._hear_wake(buffered, events)
 
     def _hear_wake(self, frame: AudioFrame, events: list[Event]) -> None:
-        utt = self._utt
-        assert utt is not None
-        if len(utt.frames) < MAX_WAKE_FRAMES:
-            utt.frames.append(frame)
-        t0 = time.perf_counter_ns()
-        found = utt.stream.feed(frame.pcm)
-        self.wake_busy_ns += time.perf_counter_ns() - t0
-        if found:
-            self._woke(found[0], events, command=True)
-
-    def _end_wake(self, events: list[Event]) -> None:
-        utt = self._utt
-        assert utt is not None
-        t0 = time.perf_counter_ns()
-        found = utt.stream.finish()
-        self.wake_busy_ns += time.perf_counter_ns() - t0
-        if found:
-            self._woke(found[0], events, command=False)  # nothing follows it
-        self._utt = None
-
-    def _woke(self, found: Detection, events: list[Event], command: bool) -> None:
-        """A wake phrase opens the utterance: `WakeDetected`, then (`command`) a fresh
-        recognizer turn on the audio after the phrase."""
-        utt = self._utt
-        assert utt is not None
-        base = self.origin_ns + utt.first_ns
-        end_ns = base + int(found.end_s * 1e9)
-        events.append(
-            WakeDetected(
-                self.clock.now_ns(), utt.utterance_id, found.phrase,
-                base + int(found.start_s * 1e9), end_ns, found.score,
-            )
-        )  # fmt: skip
-        if not command or self.recognizer is None:
+        """A wake phrase opens the utterance: `WakeDetected`, then a fresh recognizer turn
+        on the audio after the phrase (replacing any turn a window opened)."""
+        woken = self.wake.feed(frame)
+        if woken is None:
             return
-        self._open(utt.utterance_id, end_ns)  # any turn the window opened is replaced
-        for frame in utt.frames:
-            if self.origin_ns + frame.end_ns > end_ns:
-                self._feed(frame, events)
-        utt.frames.clear()
+        events.append(woken.event)
+        if self.recognizer is None:
+            return
+        self._open(woken.event.utterance_id, woken.event.end_ns)
+        for after in woken.after:
+            self._feed(after, events)
         self._check_early(events)
 
     def _drop(self) -> list[Event]:
         """Muted: the frame is not heard; an utterance still open ends here."""
         events: list[Event] = []
         self._ring.drain()
-        if self._turn is not None or self._utt is not None:
+        if self._turn is not None or self.wake.listening:
             boundary = self.endpointer.end_of_stream()
             if boundary is not None:
                 events.append(boundary)
-            self._utt = None
+            self.wake.drop()
             if self._turn is not None and boundary is not None:
                 self._close(boundary, events)
             self._turn = None
@@ -521,49 +423,3 @@ class Hearing:
                 final.lr_score,
             )
         )
-
-
-# -- drivers ---------------------------------------------------------------------------------
-
-
-def replay(frames: Iterable[AudioFrame], hearing: Hearing, clock: ReplayClock) -> Iterator[Event]:
-    """Run `frames` through `hearing` as fast as possible, in simulated real time: each
-    frame becomes available when its last sample would have arrived."""
-    for frame in frames:
-        clock.arrive(hearing.origin_ns + frame.end_ns)
-        yield from hearing.push(frame)
-    yield from hearing.end()
-
-
-def pace(frames: Iterable[AudioFrame], clock: Clock, origin_ns: int) -> Iterator[AudioFrame]:
-    """Yield each frame no earlier than it would arrive from a microphone started at clock
-    time `origin_ns`."""
-    for frame in frames:
-        wait_ns = origin_ns + frame.end_ns - clock.now_ns()
-        if wait_ns > 0:
-            time.sleep(wait_ns / 1e9)
-        yield frame
-
-
-async def frames_async(frames: Iterable[AudioFrame]) -> AsyncIterator[AudioFrame]:
-    """A blocking frame iterator (a microphone) read on a worker thread."""
-    iterator = iter(frames)
-    done = object()
-    while True:
-        frame = await asyncio.to_thread(next, iterator, done)
-        if frame is done:
-            return
-        yield frame  # type: ignore[misc]
-
-
-async def hear(
-    frames: AsyncIterable[AudioFrame] | Iterable[AudioFrame], hearing: Hearing
-) -> AsyncIterator[Event]:
-    """The async driver: events of `hearing` as frames arrive; recognition runs on a worker
-    thread. The daemon consumes this and acts on `IntentCommitted` as soon as it comes."""
-    source = frames if isinstance(frames, AsyncIterable) else frames_async(frames)
-    async for frame in source:
-        for event in await asyncio.to_thread(hearing.push, frame):
-            yield event
-    for event in await asyncio.to_thread(hearing.end):
-        yield event

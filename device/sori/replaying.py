@@ -22,7 +22,8 @@ from sori.events import (
     UtteranceHeard,
     WakeDetected,
 )
-from sori.pipeline import NeverOpen, ReplayClock, pace, replay
+from sori.pacing import ReplayClock, pace, replay
+from sori.wake_gate import NeverOpen
 
 FIELDS = (
     "file",

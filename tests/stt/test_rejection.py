@@ -26,7 +26,7 @@ from sori.config.sections import VoskConfig
 from sori.events import IntentCommitted, IntentCorrected, TranscriptFinal
 from sori.intents import load_presets
 from sori.intents.loader import load_fixtures
-from sori.pipeline import ReplayClock, replay
+from sori.pacing import ReplayClock, replay
 from sori.stt.vosk import VoskRecognizer, load_model
 
 CONDITIONS = {"clean": None, "white 20 dB": 20.0, "white 10 dB": 10.0}

@@ -13,7 +13,7 @@ from sori.config.sections import VoskConfig
 from sori.errors import ModelError
 from sori.events import IntentCommitted, IntentCorrected, SpeechStopped, TranscriptFinal
 from sori.intents import IntentMatch
-from sori.pipeline import ReplayClock, replay
+from sori.pacing import ReplayClock, replay
 from sori.replaying import replay_source
 from sori.stt.base import Hypothesis, Word
 from sori.stt.vosk import (

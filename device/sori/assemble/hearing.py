@@ -13,7 +13,8 @@ from sori.clock import Clock
 from sori.config import AudioConfig, Config, SttConfig
 from sori.errors import ConfigError, DependencyError, ModelError
 from sori.events import Event
-from sori.pipeline import CommitSettings, Hearing, hear
+from sori.pacing import hear
+from sori.pipeline import CommitSettings, Hearing
 from sori.stt.base import SpeechRecognizer, warm_up
 from sori.vad import BACKENDS as VAD_BACKENDS
 from sori.vad import EndpointSettings, SileroScorer, VoiceScorer, WebrtcScorer

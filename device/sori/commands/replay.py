@@ -13,6 +13,7 @@ import json
 import sys
 from typing import Any
 
+from sori.commands.inputs import RawInput, open_inputs, print_each
 from sori.commands.options import add_home_options, add_json_option, load_understanding
 from sori.errors import AudioError
 
@@ -51,7 +52,6 @@ def run(args: argparse.Namespace) -> int:
     from sori.assemble.hearing import build_recognizer
     from sori.assemble.wake import build_wake_detector
     from sori.audio.format import check_channels, check_rate
-    from sori.audio.sources import FileSource, RawSource
     from sori.replaying import replay_source
 
     if "-" in args.files:  # refused at once, before models and packs load
@@ -62,20 +62,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"sori replay: {exc}", file=sys.stderr)
             return 2
     config, presets = load_understanding(args)
-    frame_ms = config.audio.frame_ms
-    sources: list[Any] = []
-    failed = False
-    for name in args.files:
-        try:
-            if name == "-":
-                sources.append(
-                    RawSource(sys.stdin.buffer, args.format, args.rate, args.channels, frame_ms)
-                )
-            else:
-                sources.append(FileSource(name, frame_ms))
-        except AudioError as exc:
-            print(f"sori replay: {exc}", file=sys.stderr)
-            failed = True
+    raw = RawInput(args.format, args.rate, args.channels)
+    sources, failed = open_inputs("replay", args.files, config.audio.frame_ms, raw)
     if not sources:
         return 2
     phrases = presets.phrases(config.stt.phrases.max_phrases)
@@ -83,14 +71,12 @@ def run(args: argparse.Namespace) -> int:
     wake = None
     if config.wake.enabled and not args.no_wake:
         wake = build_wake_detector(config, recognizer=recognizer)
-    for source in sources:
-        try:
-            for record in replay_source(source, config, recognizer, presets, args.realtime, wake):
-                print(format_record(record, args.json), flush=True)
-        except AudioError as exc:
-            print(f"sori replay: {exc}", file=sys.stderr)
-            failed = True
-    return 2 if failed else 0
+
+    def records(source: Any) -> list[dict[str, Any]]:
+        return replay_source(source, config, recognizer, presets, args.realtime, wake)
+
+    broke = print_each("replay", sources, records, lambda r: format_record(r, args.json))
+    return 2 if failed or broke else 0
 
 
 def format_record(record: dict[str, Any], as_json: bool) -> str:

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from dataclasses import replace
 from typing import Any
 
+from sori.commands.inputs import open_inputs, print_each
 from sori.commands.options import add_home_options, add_json_option, load_home
-from sori.errors import AudioError
 
 FIELDS = ("file", "phrase", "start_s", "end_s", "score")
 
@@ -40,31 +39,22 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 def run(args: argparse.Namespace) -> int:
     # Hearing needs the audio extra: imported here, so `sori --help` runs without it.
     from sori.assemble.wake import build_wake_detector
-    from sori.audio.sources import FileSource
     from sori.replaying import wake_scan
 
     config, _ = load_home(args)
-    sources: list[Any] = []
-    failed = False
-    for name in args.files:  # refused before the model loads
-        try:
-            sources.append(FileSource(name, config.audio.frame_ms))
-        except AudioError as exc:
-            print(f"sori wake: {exc}", file=sys.stderr)
-            failed = True
+    # refused before the model loads
+    sources, failed = open_inputs("wake", args.files, config.audio.frame_ms)
     if not sources:
         return 2
     if args.phrase:
         config = replace(config, wake=replace(config.wake, phrases=list(args.phrase)))
     detector = build_wake_detector(config)  # an unknown word: ConfigError naming it (exit 2)
-    for source in sources:
-        try:
-            for record in wake_scan(source, config, detector):
-                print(format_record(record, args.json), flush=True)
-        except AudioError as exc:
-            print(f"sori wake: {exc}", file=sys.stderr)
-            failed = True
-    return 2 if failed else 0
+
+    def records(source: Any) -> list[dict[str, Any]]:
+        return wake_scan(source, config, detector)
+
+    broke = print_each("wake", sources, records, lambda r: format_record(r, args.json))
+    return 2 if failed or broke else 0
 
 
 def format_record(record: dict[str, Any], as_json: bool) -> str:
