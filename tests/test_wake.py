@@ -101,10 +101,3 @@ def test_a_word_the_model_does_not_know_is_refused_with_a_spelling_it_knows(conf
         build_wake_detector(config, phrases=["생명력이"])
     assert "'생명력이'" in str(refused.value)
     assert '"생명력 이"' in str(refused.value)
-
-
-def test_sherpa_kws_says_it_is_not_built_yet(config):
-    from sori.assemble.wake import build_wake_detector
-
-    with pytest.raises(ConfigError, match='backend = "phrase"'):
-        build_wake_detector(replace(config, wake=replace(config.wake, backend="sherpa-kws")))
