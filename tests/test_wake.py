@@ -103,13 +103,6 @@ def test_a_word_the_model_does_not_know_is_refused_with_a_spelling_it_knows(conf
     assert '"생명력 이"' in str(refused.value)
 
 
-def test_sherpa_kws_says_it_is_not_built_yet(config):
-    from sori.assemble.wake import build_wake_detector
-
-    with pytest.raises(ConfigError, match='backend = "phrase"'):
-        build_wake_detector(replace(config, wake=replace(config.wake, backend="sherpa-kws")))
-
-
 def test_sori_wake_tells_each_unreadable_file_and_scans_the_rest(clips, tmp_path):
     """The same file opening as `sori replay` (commands/inputs.py): every bad name told on
     stderr, the good file still scanned, exit 2."""

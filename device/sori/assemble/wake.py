@@ -26,10 +26,7 @@ def build_wake_detector(
     wake = config.wake
     phrases = list(phrases if phrases is not None else wake.phrases)
     if wake.backend == "sherpa-kws":
-        raise ConfigError(
-            'wake.backend = "sherpa-kws" is not built yet; use backend = "phrase" (vosk, '
-            "no model to add)"
-        )
+        return _sherpa_kws(config, phrases)
     if wake.backend != "phrase":
         raise ConfigError(
             f"wake.backend must be one of {', '.join(WAKE_BACKENDS)}, got {wake.backend!r}"
@@ -50,6 +47,42 @@ def build_wake_detector(
     log.info(
         "wake: listening for %s (%s backend, ready in %.2f s)",
         ", ".join(phrases), detector.name, time.perf_counter() - started,
+    )  # fmt: skip
+    return detector
+
+
+def _sherpa_kws(config: Config, phrases: list[str]) -> WakeDetector:
+    """sherpa-onnx's KeywordSpotter with the model of `[wake.sherpa_kws]`; a missing file
+    or a phrase its tokens cannot spell is a ConfigError naming it."""
+    from sori.errors import ModelError
+    from sori.stt.sherpa import MODEL_HINT, SherpaModelFiles
+    from sori.wake.sherpa_kws import KwsModelFiles, SherpaKwsWakeDetector
+
+    kws = config.wake.sherpa_kws
+    if not (kws.model_dir or (kws.encoder and kws.decoder and kws.joiner and kws.tokens)):
+        raise ConfigError(
+            'wake.backend = "sherpa-kws" needs a keyword-spotting model: set '
+            "wake.sherpa_kws.model_dir (a sherpa-onnx-kws-* folder) or its encoder, decoder, "
+            'joiner and tokens; or use backend = "phrase" (no model to add)'
+        )
+    try:
+        found = SherpaModelFiles.find(
+            kws.model_dir, encoder=kws.encoder, decoder=kws.decoder, joiner=kws.joiner,
+            tokens=kws.tokens, bpe_model=kws.bpe_model,
+        )  # fmt: skip
+    except ModelError as exc:
+        fix = "set wake.sherpa_kws.model_dir (or its files) to a keyword-spotting model"
+        raise ConfigError(f"wake.sherpa_kws: {str(exc).replace(MODEL_HINT, fix)}") from None
+    files = KwsModelFiles(found.encoder, found.decoder, found.joiner, found.tokens, found.bpe_model)
+    started = time.perf_counter()
+    detector = SherpaKwsWakeDetector(
+        files, phrases, threads=kws.threads, keywords_score=kws.keywords_score,
+        keywords_threshold=kws.keywords_threshold, trailing_blanks=kws.trailing_blanks,
+        max_active_paths=kws.max_active_paths, provider=kws.provider,
+    )  # fmt: skip
+    log.info(
+        "wake: listening for %s (sherpa-kws backend, %s, ready in %.2f s)",
+        ", ".join(phrases), files.encoder, time.perf_counter() - started,
     )  # fmt: skip
     return detector
 

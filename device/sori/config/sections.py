@@ -506,6 +506,38 @@ class HttpConfig:
 
 
 @dataclass(frozen=True)
+class SherpaKwsConfig:
+    model_dir: str = ""
+    """Folder of a keyword-spotting streaming transducer (encoder/decoder/joiner *.onnx,
+    tokens.txt, bpe.model when its tokens are pieces), e.g. a sherpa-onnx-kws-zipformer-*."""
+    encoder: str = ""
+    """Encoder file; "" = found in model_dir (int8 preferred)."""
+    decoder: str = ""
+    """Decoder file; "" = found in model_dir (fp32 preferred)."""
+    joiner: str = ""
+    """Joiner file; "" = found in model_dir (int8 preferred)."""
+    tokens: str = ""
+    """tokens.txt; "" = model_dir/tokens.txt."""
+    bpe_model: str = ""
+    """sentencepiece bpe.model the phrases are spelled with; "" = model_dir/bpe.model when
+    present, else the phrases are spelled as characters (syllables)."""
+    threads: int = ranged(1, 1, 64)
+    """Inference threads."""
+    provider: str = "cpu"
+    """onnxruntime execution provider: cpu, cuda, coreml."""
+    keywords_score: float = ranged(1.0, 0, 100)
+    """Bonus per keyword token in the beam search: higher is missed less."""
+    keywords_threshold: float = ranged(0.25, 0, 1)
+    """Least mean token probability of a keyword for a detection: higher wakes wrongly
+    less."""
+    trailing_blanks: int = ranged(1, 1, 100)
+    """Blank frames after a keyword's last token before it fires (more when one phrase
+    begins another)."""
+    max_active_paths: int = ranged(4, 1, 64)
+    """Beam width."""
+
+
+@dataclass(frozen=True)
 class WakeConfig:
     enabled: bool = True
     """Hear a turn only after a wake phrase (or in a listening or follow-up window); false:
@@ -515,7 +547,7 @@ class WakeConfig:
     does not know is refused at start with a spelling in known pieces, e.g. "생명력 이")."""
     backend: str = ranged("phrase", choices=("phrase", "sherpa-kws"))
     """ "phrase": the vosk recognizer constrained to the phrases, checked by a likelihood
-    ratio; "sherpa-kws": sherpa-onnx's keyword spotter (not built yet)."""
+    ratio; "sherpa-kws": sherpa-onnx's keyword spotter with the model of [wake.sherpa_kws]."""
     threshold: float = ranged(0.0, -100, 100)
     """Least likelihood ratio per second (constrained minus free-form decode of the audio
     up to the phrase's end) for a detection; higher misses more, wakes wrongly less."""
@@ -529,6 +561,8 @@ class WakeConfig:
     POST /mute and /unmute change it and keep it in `state_file`."""
     state_file: str = "~/.config/sori/state.json"
     """Where the muted state is kept across restarts (beside the API token by default)."""
+    sherpa_kws: SherpaKwsConfig = field(default_factory=SherpaKwsConfig)
+    """The keyword-spotting model of backend "sherpa-kws"."""
 
 
 @dataclass(frozen=True)
