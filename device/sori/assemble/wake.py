@@ -3,6 +3,7 @@ pipeline runs on each utterance, and the `Conversation` the daemon keeps."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from typing import Any
@@ -31,24 +32,35 @@ def build_wake_detector(
         raise ConfigError(
             f"wake.backend must be one of {', '.join(WAKE_BACKENDS)}, got {wake.backend!r}"
         )
-    from sori.stt.vosk import load_model
     from sori.wake.phrase import PhraseWakeDetector
 
-    recognizer = getattr(recognizer, "inner", recognizer)  # AutoDenoised wraps the backend
-    model = (
-        getattr(recognizer, "model", None) if getattr(recognizer, "name", "") == "vosk" else None
-    )
     started = time.perf_counter()
     detector = PhraseWakeDetector(
-        model if model is not None else load_model(config.stt.vosk.model or None),
-        phrases,
-        threshold=wake.threshold,
+        _wake_model(config.stt.vosk.model, recognizer), phrases, threshold=wake.threshold
     )
     log.info(
         "wake: listening for %s (%s backend, ready in %.2f s)",
         ", ".join(phrases), detector.name, time.perf_counter() - started,
     )  # fmt: skip
     return detector
+
+
+def _wake_model(path: str, recognizer: Any) -> Any:
+    """The vosk model the phrase detector decodes with: the recognizer's own when it was
+    loaded with Kaldi's default chunk, else one loaded for wake detection in this process
+    (its threshold and phrase ends are calibrated at that chunk; the recognizer's shorter
+    chunks move the phrase's end into the command that follows it)."""
+    recognizer = getattr(recognizer, "inner", recognizer)  # AutoDenoised wraps the backend
+    if getattr(recognizer, "name", "") == "vosk" and getattr(recognizer, "chunk_ms", 0) == 0:
+        return recognizer.model
+    return _default_chunk_model(path or None)
+
+
+@functools.cache
+def _default_chunk_model(path: str | None) -> Any:
+    from sori.stt.vosk import load_model
+
+    return load_model(path)
 
 
 def _sherpa_kws(config: Config, phrases: list[str]) -> WakeDetector:

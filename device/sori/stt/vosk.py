@@ -180,6 +180,8 @@ class VoskRecognizer:
         if chunk_ms < 0:
             raise ConfigError(f"stt.vosk.chunk_ms must be 0 (the model's own) or more: {chunk_ms}")
         self.model = model if model is not None else load_model(model_path, chunk_ms)
+        self.chunk_ms = chunk_ms
+        """The acoustic model's chunk (0: Kaldi's own, 200 ms) `model` was loaded with."""
         self.grammar, self.dropped_words = compile_grammar(self.model, phrases)
         self.phrase_set = frozenset(self.grammar)
         self.phrase_heads = frozenset(
@@ -227,8 +229,9 @@ class VoskRecognizer:
         this one's decoders serve one stream at a time, so a second audio stream heard at
         the same time (the Wyoming server beside the microphone) needs its own."""
         return VoskRecognizer(
-            self.model, phrases=self.grammar, mode=self.mode, lr_threshold=self.lr_threshold
-        )
+            self.model, phrases=self.grammar, mode=self.mode, lr_threshold=self.lr_threshold,
+            chunk_ms=self.chunk_ms,
+        )  # fmt: skip
 
     def choose(
         self, free: Hypothesis | None, gram: Hypothesis | None, lr: float | None
