@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+import fake_amixer
 import pytest
 
 from broker import Subscriber
@@ -21,7 +22,6 @@ from daemon_kit import build, write_config
 from sori.actions.discovery import MqttPresence
 
 REPO = Path(__file__).resolve().parents[2]
-FAKE = Path(__file__).with_name("fake_amixer.py")
 
 
 @pytest.fixture(autouse=True)
@@ -134,14 +134,7 @@ def test_the_last_will_says_offline_when_the_process_is_killed(mosquitto):
 def test_a_daemon_announces_itself_and_home_assistant_sets_its_volume(
     tmp_path, mosquitto, monkeypatch
 ):
-    state = tmp_path / "mixer.json"
-    state.write_text(
-        json.dumps({"device": "default", "control": "Master", "level": 40, "on": True})
-    )
-    monkeypatch.setenv("FAKE_AMIXER_STATE", str(state))
-    amixer = tmp_path / "amixer"
-    amixer.write_text(f'#!/bin/sh\nexec {sys.executable} {FAKE} "$@"\n')
-    amixer.chmod(0o755)
+    amixer, state = fake_amixer.install(tmp_path, monkeypatch, "default", "Master")
     extra = f'discovery = true\nnode_id = "den"\n\n[speaker]\namixer = "{amixer}"\n'
     daemon = build(write_config(tmp_path, mosquitto, extra), tmp_path / "reply.wav")
     sub = Subscriber(mosquitto)
@@ -166,14 +159,7 @@ def test_a_daemon_announces_itself_and_home_assistant_sets_its_volume(
 
 
 def test_a_spoken_volume_change_is_the_volume_entitys_state(tmp_path, mosquitto, monkeypatch):
-    state = tmp_path / "mixer.json"
-    state.write_text(
-        json.dumps({"device": "default", "control": "Master", "level": 40, "on": True})
-    )
-    monkeypatch.setenv("FAKE_AMIXER_STATE", str(state))
-    amixer = tmp_path / "amixer"
-    amixer.write_text(f'#!/bin/sh\nexec {sys.executable} {FAKE} "$@"\n')
-    amixer.chmod(0o755)
+    amixer, state = fake_amixer.install(tmp_path, monkeypatch, "default", "Master")
     extra = f'discovery = true\nnode_id = "nook"\n\n[speaker]\namixer = "{amixer}"\n'
     daemon = build(write_config(tmp_path, mosquitto, extra), tmp_path / "reply.wav")
     sub = Subscriber(mosquitto)
