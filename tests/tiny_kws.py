@@ -14,46 +14,32 @@ sentencepiece BPE trained on a few Korean phrases.
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import numpy as np
 import onnx
-import sentencepiece
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper
 
-FEATURE_DIM = 80
-JOINER_DIM = 16
-LAYERS = 1
-D_MODEL = 8
-HIDDEN = 8
-DECODE_CHUNK_LEN = 32
-T = 40
-CONTEXT_SIZE = 2
+from onnx_transducer import (
+    CONTEXT_SIZE,
+    JOINER_DIM,
+    const,
+    decoder,
+    encoder,
+    frames_kept,
+    joiner,
+    save,
+)
+from onnx_transducer import tokenizer as train_tokenizer
+
 BLANK_MARGIN = 8.0
 GATE_AT = -8.0
 """Mean log-mel energy where the gate opens (digital silence is about -15.9)."""
-OPSET = 13
 
 TRAINING_TEXT = ["소리야", "거실 불 켜 줘", "헤이 소리", "지금 몇 시야", "커튼 쳐 줘"]
 
 
-def _model(graph: onnx.GraphProto, meta: dict[str, str]) -> onnx.ModelProto:
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
-    model.ir_version = 8
-    for key, value in meta.items():
-        entry = model.metadata_props.add()
-        entry.key, entry.value = key, value
-    onnx.checker.check_model(model)
-    return model
-
-
-def _const(name: str, array: np.ndarray) -> TensorProto:
-    return numpy_helper.from_array(array, name)
-
-
-def encoder() -> onnx.ModelProto:
-    f = TensorProto.FLOAT
+def gated_encoder() -> onnx.ModelProto:
     first = np.zeros((1, JOINER_DIM), np.float32)
     first[0, 0] = 1.0
     nodes = [
@@ -66,42 +52,16 @@ def encoder() -> onnx.ModelProto:
         helper.make_node("Identity", ["c"], ["next_c"]),
     ]
     inits = [
-        _const("starts", np.array([0], np.int64)),
-        _const("ends", np.array([DECODE_CHUNK_LEN], np.int64)),
-        _const("axes", np.array([1], np.int64)),
-        _const("steps", np.array([4], np.int64)),
-        _const("gate_at", np.array(GATE_AT, np.float32)),
-        _const("zero", np.array(0.0, np.float32)),
-        _const("one", np.array(1.0, np.float32)),
-        _const("first", first),
+        *frames_kept(),
+        const("gate_at", np.array(GATE_AT, np.float32)),
+        const("zero", np.array(0.0, np.float32)),
+        const("one", np.array(1.0, np.float32)),
+        const("first", first),
     ]
-    graph = helper.make_graph(
-        nodes,
-        "encoder",
-        [
-            helper.make_tensor_value_info("x", f, ["N", T, FEATURE_DIM]),
-            helper.make_tensor_value_info("h", f, [LAYERS, "N", D_MODEL]),
-            helper.make_tensor_value_info("c", f, [LAYERS, "N", HIDDEN]),
-        ],
-        [
-            helper.make_tensor_value_info("encoder_out", f, ["N", "T_out", JOINER_DIM]),
-            helper.make_tensor_value_info("next_h", f, [LAYERS, "N", D_MODEL]),
-            helper.make_tensor_value_info("next_c", f, [LAYERS, "N", HIDDEN]),
-        ],
-        inits,
-    )
-    meta = {
-        "model_type": "lstm",
-        "num_encoder_layers": str(LAYERS),
-        "T": str(T),
-        "decode_chunk_len": str(DECODE_CHUNK_LEN),
-        "rnn_hidden_size": str(HIDDEN),
-        "d_model": str(D_MODEL),
-    }
-    return _model(graph, meta)
+    return encoder(nodes, inits)
 
 
-def decoder(vocab_size: int, keyword: list[int]) -> onnx.ModelProto:
+def step_decoder(vocab_size: int, keyword: list[int]) -> onnx.ModelProto:
     steps = np.zeros((vocab_size, JOINER_DIM), np.float32)
     steps[0, 1] = 1.0  # blank: step 0 of the keyword
     for i, token in enumerate(keyword, start=1):
@@ -110,18 +70,11 @@ def decoder(vocab_size: int, keyword: list[int]) -> onnx.ModelProto:
         helper.make_node("Gather", ["y", "last"], ["token"], axis=1),
         helper.make_node("Gather", ["steps", "token"], ["decoder_out"], axis=0),
     ]
-    graph = helper.make_graph(
-        nodes,
-        "decoder",
-        [helper.make_tensor_value_info("y", TensorProto.INT64, ["N", CONTEXT_SIZE])],
-        [helper.make_tensor_value_info("decoder_out", TensorProto.FLOAT, ["N", JOINER_DIM])],
-        [_const("last", np.array(CONTEXT_SIZE - 1, np.int64)), _const("steps", steps)],
-    )
-    return _model(graph, {"vocab_size": str(vocab_size), "context_size": str(CONTEXT_SIZE)})
+    last = const("last", np.array(CONTEXT_SIZE - 1, np.int64))
+    return decoder(nodes, [last, const("steps", steps)], vocab_size)
 
 
-def joiner(vocab_size: int, keyword: list[int]) -> onnx.ModelProto:
-    f = TensorProto.FLOAT
+def keyword_joiner(vocab_size: int, keyword: list[int]) -> onnx.ModelProto:
     bias = np.full(vocab_size, -BLANK_MARGIN, np.float32)
     bias[0] = 0.0
     following = np.zeros((JOINER_DIM, vocab_size), np.float32)
@@ -133,62 +86,26 @@ def joiner(vocab_size: int, keyword: list[int]) -> onnx.ModelProto:
         helper.make_node("Mul", ["gate", "next"], ["gated"]),
         helper.make_node("Add", ["gated", "bias"], ["logit"]),
     ]
-    graph = helper.make_graph(
-        nodes,
-        "joiner",
-        [
-            helper.make_tensor_value_info("encoder_out", f, ["N", JOINER_DIM]),
-            helper.make_tensor_value_info("decoder_out", f, ["N", JOINER_DIM]),
-        ],
-        [helper.make_tensor_value_info("logit", f, ["N", vocab_size])],
-        [
-            _const("s0", np.array([0], np.int64)),
-            _const("s1", np.array([1], np.int64)),
-            _const("ax", np.array([1], np.int64)),
-            _const("following", following),
-            _const("bias", bias),
-        ],
-    )
-    return _model(graph, {})
-
-
-def train_bpe(vocab_size: int = 40) -> bytes:
-    buffer = io.BytesIO()
-    sentencepiece.SentencePieceTrainer.train(
-        sentence_iterator=iter(TRAINING_TEXT * 20),
-        model_writer=buffer,
-        model_type="bpe",
-        vocab_size=vocab_size,
-        character_coverage=1.0,
-        user_defined_symbols=["<blk>", "<sos/eos>"],
-        unk_id=2,
-        bos_id=-1,
-        eos_id=-1,
-        hard_vocab_limit=False,
-        minloglevel=2,
-    )
-    return buffer.getvalue()
+    inits = [
+        const("s0", np.array([0], np.int64)),
+        const("s1", np.array([1], np.int64)),
+        const("ax", np.array([1], np.int64)),
+        const("following", following),
+        const("bias", bias),
+    ]
+    return joiner(nodes, inits, vocab_size)
 
 
 def build(folder: Path, keyword: str) -> dict[str, str]:
     """Write encoder/decoder/joiner .onnx, tokens.txt and bpe.model into `folder`, for a
     model that spells `keyword` (its pieces must be distinct) whenever it hears energy."""
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "bpe.model").write_bytes(train_bpe())
-    sp = sentencepiece.SentencePieceProcessor(model_file=str(folder / "bpe.model"))
+    sp = train_tokenizer(folder, TRAINING_TEXT, vocab_size=40)
     vocab_size = sp.get_piece_size()
     ids = sp.encode(keyword)
     assert len(set(ids)) == len(ids) and len(ids) < JOINER_DIM - 1, ids
-    (folder / "tokens.txt").write_text(
-        "".join(f"{sp.id_to_piece(i)} {i}\n" for i in range(vocab_size)), encoding="utf-8"
+    return save(
+        folder,
+        gated_encoder(),
+        step_decoder(vocab_size, ids),
+        keyword_joiner(vocab_size, ids),
     )
-    onnx.save(encoder(), folder / "encoder.onnx")
-    onnx.save(decoder(vocab_size, ids), folder / "decoder.onnx")
-    onnx.save(joiner(vocab_size, ids), folder / "joiner.onnx")
-    return {
-        "encoder": str(folder / "encoder.onnx"),
-        "decoder": str(folder / "decoder.onnx"),
-        "joiner": str(folder / "joiner.onnx"),
-        "tokens": str(folder / "tokens.txt"),
-        "bpe_model": str(folder / "bpe.model"),
-    }

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 
 from sori.audio.sinks import Sink
@@ -74,36 +74,38 @@ class Player:
 
     async def say(self, text: str, utterance_id: int = 0, tone: str = "") -> Spoken:
         """Say `text` (after the earcon `tone`, if any); returns once it has played."""
-        epoch = self._epoch
-        async with self._lock:
-            if epoch != self._epoch:
-                return Spoken(text, None, False, True, 0)
-            self._playing = True
-            try:
-                return await self._play(text, utterance_id, tone, epoch)
-            finally:
-                self._playing = False
+        return await self._in_turn(text, lambda epoch: self._play(text, utterance_id, tone, epoch))
 
     async def play(self, pcm: bytes, rate_hz: int, utterance_id: int = 0, text: str = "") -> Spoken:
         """Play audio made elsewhere (16-bit mono at `rate_hz`: Home Assistant's reply to a
         satellite) in its turn, stoppable like a reply; `text` is what it says, if known."""
+        return await self._in_turn(
+            text, lambda epoch: self._play_pcm(pcm, rate_hz, utterance_id, text, epoch)
+        )
+
+    async def _in_turn(self, text: str, playing: Callable[[int], Awaitable[Spoken]]) -> Spoken:
+        """Run `playing` (given the epoch it plays in) once the replies before it are done,
+        as the one playing; one interrupted while it waited is dropped unplayed."""
         epoch = self._epoch
         async with self._lock:
             if epoch != self._epoch:
                 return Spoken(text, None, False, True, 0)
             self._playing = True
             try:
-                first, samples = await self._write(pcm, rate_hz, epoch)
-                if first is not None:
-                    self.emit(PlaybackStarted(first, utterance_id, text, False))
-                played_ns = samples * 1_000_000_000 // rate_hz
-                interrupted = epoch != self._epoch
-                self.emit(
-                    PlaybackStopped(self.clock.now_ns(), utterance_id, interrupted, played_ns)
-                )
-                return Spoken(text, first, False, interrupted, played_ns)
+                return await playing(epoch)
             finally:
                 self._playing = False
+
+    async def _play_pcm(
+        self, pcm: bytes, rate_hz: int, utterance_id: int, text: str, epoch: int
+    ) -> Spoken:
+        first, samples = await self._write(pcm, rate_hz, epoch)
+        if first is not None:
+            self.emit(PlaybackStarted(first, utterance_id, text, False))
+        played_ns = samples * 1_000_000_000 // rate_hz
+        interrupted = epoch != self._epoch
+        self.emit(PlaybackStopped(self.clock.now_ns(), utterance_id, interrupted, played_ns))
+        return Spoken(text, first, False, interrupted, played_ns)
 
     async def _play(self, text: str, utterance_id: int, tone: str, epoch: int) -> Spoken:
         rate_hz = self.cache.rate_hz

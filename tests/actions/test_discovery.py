@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+import fake_amixer
 import pytest
 
 from broker import Subscriber
@@ -21,7 +22,6 @@ from daemon_kit import build, write_config
 from sori.actions.discovery import MqttPresence
 
 REPO = Path(__file__).resolve().parents[2]
-FAKE = Path(__file__).with_name("fake_amixer.py")
 
 
 @pytest.fixture(autouse=True)
@@ -131,68 +131,51 @@ def test_the_last_will_says_offline_when_the_process_is_killed(mosquitto):
     }
 
 
-def test_a_daemon_announces_itself_and_home_assistant_sets_its_volume(
-    tmp_path, mosquitto, monkeypatch
-):
-    state = tmp_path / "mixer.json"
-    state.write_text(
-        json.dumps({"device": "default", "control": "Master", "level": 40, "on": True})
-    )
-    monkeypatch.setenv("FAKE_AMIXER_STATE", str(state))
-    amixer = tmp_path / "amixer"
-    amixer.write_text(f'#!/bin/sh\nexec {sys.executable} {FAKE} "$@"\n')
-    amixer.chmod(0o755)
-    extra = f'discovery = true\nnode_id = "den"\n\n[speaker]\namixer = "{amixer}"\n'
+def on_a_discovery_daemon(tmp_path, mosquitto, monkeypatch, node, steps):
+    """Run `steps(daemon, sub)` on a daemon announced as `node`, with its speaker on the
+    fake mixer, once Home Assistant sees it online; return what `steps` returned and the
+    mixer's state file. The daemon is closed after."""
+    amixer, state = fake_amixer.install(tmp_path, monkeypatch, "default", "Master")
+    extra = f'discovery = true\nnode_id = "{node}"\n\n[speaker]\namixer = "{amixer}"\n'
     daemon = build(write_config(tmp_path, mosquitto, extra), tmp_path / "reply.wav")
     sub = Subscriber(mosquitto)
 
     async def main():
         daemon.start()
         try:
-            await asyncio.to_thread(wait_for, sub, "sori/den/availability", "online")
-            await daemon.say("거실 불 켜줘")
-            await asyncio.to_thread(wait_for, sub, "sori/den/last_command", "거실 불 켜줘")
-            sub._client.publish("sori/den/volume/set", "30", qos=1)
-            await asyncio.to_thread(wait_for, sub, "sori/den/volume", "30")
+            await asyncio.to_thread(wait_for, sub, f"sori/{node}/availability", "online")
+            return await steps(daemon, sub)
         finally:
             await daemon.close()
 
     try:
-        asyncio.run(asyncio.wait_for(main(), 40))
+        return asyncio.run(asyncio.wait_for(main(), 40)), state
     finally:
         sub.close()
+
+
+def test_a_daemon_announces_itself_and_home_assistant_sets_its_volume(
+    tmp_path, mosquitto, monkeypatch
+):
+    async def steps(daemon, sub):
+        await daemon.say("거실 불 켜줘")
+        await asyncio.to_thread(wait_for, sub, "sori/den/last_command", "거실 불 켜줘")
+        sub._client.publish("sori/den/volume/set", "30", qos=1)
+        await asyncio.to_thread(wait_for, sub, "sori/den/volume", "30")
+
+    _, state = on_a_discovery_daemon(tmp_path, mosquitto, monkeypatch, "den", steps)
     assert json.loads(state.read_text())["level"] == 30  # the speaker's own mixer was set
     assert retained(mosquitto, {"sori/den/availability"}) == {"sori/den/availability": "offline"}
 
 
 def test_a_spoken_volume_change_is_the_volume_entitys_state(tmp_path, mosquitto, monkeypatch):
-    state = tmp_path / "mixer.json"
-    state.write_text(
-        json.dumps({"device": "default", "control": "Master", "level": 40, "on": True})
-    )
-    monkeypatch.setenv("FAKE_AMIXER_STATE", str(state))
-    amixer = tmp_path / "amixer"
-    amixer.write_text(f'#!/bin/sh\nexec {sys.executable} {FAKE} "$@"\n')
-    amixer.chmod(0o755)
-    extra = f'discovery = true\nnode_id = "nook"\n\n[speaker]\namixer = "{amixer}"\n'
-    daemon = build(write_config(tmp_path, mosquitto, extra), tmp_path / "reply.wav")
-    sub = Subscriber(mosquitto)
+    async def steps(daemon, sub):
+        await daemon.say("볼륨 50으로")
+        await asyncio.to_thread(wait_for, sub, "sori/nook/volume", "50")
+        await daemon.say("음소거")
+        await asyncio.to_thread(wait_for, sub, "sori/nook/mute", "ON")
+        return retained(mosquitto, {"sori/nook/volume", "sori/nook/mute"})
 
-    async def main():
-        daemon.start()
-        try:
-            await asyncio.to_thread(wait_for, sub, "sori/nook/availability", "online")
-            await daemon.say("볼륨 50으로")
-            await asyncio.to_thread(wait_for, sub, "sori/nook/volume", "50")
-            await daemon.say("음소거")
-            await asyncio.to_thread(wait_for, sub, "sori/nook/mute", "ON")
-            return retained(mosquitto, {"sori/nook/volume", "sori/nook/mute"})
-        finally:
-            await daemon.close()
-
-    try:
-        seen = asyncio.run(asyncio.wait_for(main(), 40))
-    finally:
-        sub.close()
+    seen, state = on_a_discovery_daemon(tmp_path, mosquitto, monkeypatch, "nook", steps)
     assert seen == {"sori/nook/volume": "50", "sori/nook/mute": "ON"}  # what HA reads on start
     assert json.loads(state.read_text())["level"] == 50

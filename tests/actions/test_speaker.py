@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from pathlib import Path
 
+import fake_amixer
 import pytest
 
 from sori.actions import ActionRegistry, LocalHandler, Timers
@@ -18,18 +18,10 @@ from sori.errors import BackendError
 from sori.events import IntentCommitted
 from sori.home import Home
 
-FAKE = Path(__file__).with_name("fake_amixer.py")
-
 
 @pytest.fixture
 def amixer(tmp_path, monkeypatch):
-    state = tmp_path / "mixer.json"
-    state.write_text(json.dumps({"device": "hw:1", "control": "Speaker", "level": 40, "on": True}))
-    monkeypatch.setenv("FAKE_AMIXER_STATE", str(state))
-    program = tmp_path / "amixer"
-    program.write_text(f'#!/bin/sh\nexec {sys.executable} {FAKE} "$@"\n')
-    program.chmod(0o755)
-    return program, state
+    return fake_amixer.install(tmp_path, monkeypatch, "hw:1", "Speaker")
 
 
 def level(state: Path) -> tuple[int, bool]:

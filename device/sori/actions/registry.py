@@ -177,33 +177,31 @@ class ActionRegistry:
         deadline_ns = time.monotonic_ns() + int(self.timeout_s * 1e9)
         pairs = self.commands(committed, deadline_ns)
         if not pairs:
-            if self.player.takes(committed.intent, committed.slots):
-                detail, speech = self.player.missing()
-                log.warning("%s: %s", committed.intent, detail)
-                return [
-                    ActionFinished(
-                        self.clock.now_ns(),
-                        committed.utterance_id,
-                        committed.intent,
-                        "none",
-                        ok=False,
-                        detail=detail,
-                        speech=speech,
-                    )  # fmt: skip
-                ]
-            if committed.intent in DEVICE_INTENTS:
-                return [
-                    ActionFinished(
-                        self.clock.now_ns(),
-                        committed.utterance_id,
-                        committed.intent,
-                        "none",
-                        ok=False,
-                        detail=f"no device matches {dict(committed.slots)}",
-                    )
-                ]
-            return []
+            return self._no_target(committed)
         return list(await asyncio.gather(*(self._one(n, c) for n, c in pairs)))
+
+    def _no_target(self, committed: IntentCommitted) -> list[ActionFinished]:
+        """A failure that says why, for a command that needed a target and found none (no
+        player configured, no device matched); nothing for one that needs no target."""
+        speech = ""
+        if self.player.takes(committed.intent, committed.slots):
+            detail, speech = self.player.missing()
+            log.warning("%s: %s", committed.intent, detail)
+        elif committed.intent in DEVICE_INTENTS:
+            detail = f"no device matches {dict(committed.slots)}"
+        else:
+            return []
+        return [
+            ActionFinished(
+                self.clock.now_ns(),
+                committed.utterance_id,
+                committed.intent,
+                "none",
+                ok=False,
+                detail=detail,
+                speech=speech,
+            )
+        ]
 
     async def _one(self, name: str, command: Command) -> ActionFinished:
         handler = self.local if name == "local" else self.handlers.get(name)

@@ -9,7 +9,6 @@ needs to build it, instead of failing the bundle.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
 import shutil
@@ -39,7 +38,7 @@ from sori.config.edit import set_keys
 from sori.errors import BundleError
 from sori.models import find_entry, installed_path, load_catalog
 from sori.models.store import MANIFEST as MODEL_MANIFEST
-from sori.models.store import verify
+from sori.models.store import sha256_of, verify
 from sori.shipped import shipped_path
 
 log = logging.getLogger(__name__)
@@ -132,7 +131,7 @@ def pack(options: PackOptions, say: Say) -> Manifest:
         } | {CONFIG: config}
         for name, path in models:
             members |= _model_members(name, path)
-        files = {arc: _sha256(path) for arc, path in members.items()}
+        files = {arc: sha256_of(path) for arc, path in members.items()}
         manifest = Manifest(
             sori_version=version,
             board=options.board,
@@ -145,7 +144,7 @@ def pack(options: PackOptions, say: Say) -> Manifest:
             files=files,
         )
         (stage / MANIFEST).write_text(manifest.to_json(), encoding="utf-8")
-        sums = files | {MANIFEST: _sha256(stage / MANIFEST)}
+        sums = files | {MANIFEST: sha256_of(stage / MANIFEST)}
         (stage / SUMS).write_text(sums_text(sums), encoding="utf-8")
         say(f"writing {options.output} ({len(files)} members)")
         _write_tar(options.output, [(MANIFEST, stage / MANIFEST), (SUMS, stage / SUMS),
@@ -326,14 +325,6 @@ def _native(sdist: Path) -> bool:
 
 def _name(requirement: str) -> str:
     return re.split(r"[<>=!~\[ ;]", requirement, maxsplit=1)[0].lower().replace("_", "-")
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _write_tar(output: Path, members: list[tuple[str, Path]]) -> None:

@@ -6,7 +6,6 @@ rename, so a half-copied model never has its name), and the config unless one is
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 import subprocess
 import sys
@@ -22,7 +21,7 @@ from sori.config import load_config
 from sori.config.edit import set_keys
 from sori.errors import BundleError, ConfigError
 from sori.models.store import MANIFEST as MODEL_MANIFEST
-from sori.models.store import PARTIAL
+from sori.models.store import PARTIAL, sha256_of
 
 Say = Callable[[str], None]
 DEFAULT_CONFIG = Path("~/.config/sori/sori.toml")
@@ -95,7 +94,7 @@ def _unpack_verified(bundle: Path, into: Path, say: Say) -> Manifest:
     missing = sorted(set(manifest.files) - present)
     changed = sorted(
         name for name, want in manifest.files.items()
-        if name in present and _sha256(into / name) != want
+        if name in present and sha256_of(into / name) != want
     )  # fmt: skip
     problems = [f"{n} differs from its sha256 in the manifest" for n in changed]
     problems += [f"{n} is missing" for n in missing]
@@ -186,11 +185,3 @@ def _run(argv: list[str], what: str) -> None:
     done = subprocess.run(argv, capture_output=True, text=True)
     if done.returncode != 0:
         raise StepFailed(f"{what} failed: {done.stderr.strip()[-600:]}")
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()

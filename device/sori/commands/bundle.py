@@ -12,8 +12,7 @@ from sori.board import PROFILES
 from sori.bundle import InstallOptions, PackOptions, install_bundle, pack
 from sori.bundle.pack import DEFAULT_EXTRAS
 from sori.bundle.unpack import DEFAULT_CONFIG, StepFailed
-from sori.models import default_models_dir
-from sori.models.store import SERVICE_DIR
+from sori.commands.options import add_store_options, store_root
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -59,7 +58,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     parser.add_argument("--no-models", action="store_true", help="pack no models")
     parser.add_argument("--catalog", metavar="F", help="another model catalog")
     parser.add_argument("--json", action="store_true", help="a JSON summary on stdout")
-    _where(parser)
+    add_store_options(parser)
     actions = parser.add_subparsers(dest="action", metavar="ACTION")
     inst = actions.add_parser("install", help="install a bundle offline")
     inst.add_argument("file", metavar="FILE")
@@ -76,18 +75,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     inst.add_argument("--config", metavar="F", help=f"config to write (default {DEFAULT_CONFIG})")
     inst.add_argument("--force", action="store_true", help="replace an existing config")
     inst.add_argument("--json", action="store_true", help="a JSON summary on stdout")
-    _where(inst)
+    add_store_options(inst)
     return parser
-
-
-def _where(parser: argparse.ArgumentParser) -> None:
-    where = parser.add_mutually_exclusive_group()
-    where.add_argument(
-        "--dir",
-        metavar="DIR",
-        help="model store (default: $SORI_MODELS_DIR or ~/.local/share/sori/models)",
-    )
-    where.add_argument("--system", action="store_true", help=f"the service's {SERVICE_DIR}")
 
 
 def _say(text: str) -> None:
@@ -95,8 +84,7 @@ def _say(text: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    root = Path(args.dir).expanduser() if args.dir else SERVICE_DIR if args.system else None
-    root = root or default_models_dir()
+    root = store_root(args)
     if args.action == "install":
         return _install(args, root)
     if not args.board or not args.output:

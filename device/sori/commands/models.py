@@ -11,13 +11,14 @@ import json
 import sys
 from pathlib import Path
 
+from sori.commands.options import add_store_options, store_root
 from sori.config import find_config, load_config
 from sori.config.edit import set_keys
 from sori.errors import ConfigError, ModelError
-from sori.models import default_models_dir, find_entry, installed_path, load_catalog
+from sori.models import find_entry, installed_path, load_catalog
 from sori.models.catalog import BOARDS, KINDS
 from sori.models.fetch import fetch, stderr_progress
-from sori.models.store import SERVICE_DIR, verify
+from sori.models.store import verify
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -29,13 +30,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "config at one.",
     )
     common = argparse.ArgumentParser(add_help=False)
-    where = common.add_mutually_exclusive_group()
-    where.add_argument(
-        "--dir",
-        metavar="DIR",
-        help="models folder (default: $SORI_MODELS_DIR or ~/.local/share/sori/models)",
-    )
-    where.add_argument("--system", action="store_true", help=f"the service's {SERVICE_DIR}")
+    add_store_options(common)
     common.add_argument("--catalog", metavar="F", help="another catalog.toml")
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
 
@@ -67,8 +62,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 def run(args: argparse.Namespace) -> int:
     entries = load_catalog(args.catalog)
-    root = Path(args.dir).expanduser() if args.dir else SERVICE_DIR if args.system else None
-    root = root or default_models_dir()
+    root = store_root(args)
     return {"list": _list, "fetch": _fetch, "verify": _verify, "use": _use}[args.action](
         args, entries, root
     )

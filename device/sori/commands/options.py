@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
+from pathlib import Path
 
 from sori.assemble.home_source import with_home_source
 from sori.assemble.understanding import home_from_config, presets_from_config
@@ -13,6 +14,8 @@ from sori.config import FIRST_RUN_NOTE, Config, find_config, first_run_config, l
 from sori.home import Home
 from sori.intents import Presets
 from sori.intents.loader import load_fixtures
+from sori.models import default_models_dir
+from sori.models.store import SERVICE_DIR
 
 
 def add_home_options(parser: argparse.ArgumentParser) -> None:
@@ -24,6 +27,24 @@ def add_home_options(parser: argparse.ArgumentParser) -> None:
 
 def add_json_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
+
+
+def add_store_options(parser: argparse.ArgumentParser) -> None:
+    """--dir or --system: which model store a command reads or writes."""
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--dir",
+        metavar="DIR",
+        help="model store (default: $SORI_MODELS_DIR or ~/.local/share/sori/models)",
+    )
+    where.add_argument("--system", action="store_true", help=f"the service's {SERVICE_DIR}")
+
+
+def store_root(args: argparse.Namespace) -> Path:
+    """The model store that add_store_options' flags name: --dir, --system, or the user's."""
+    if args.dir:
+        return Path(args.dir).expanduser()
+    return SERVICE_DIR if args.system else default_models_dir()
 
 
 def load_home(args: argparse.Namespace) -> tuple[Config, Home]:

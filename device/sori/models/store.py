@@ -39,6 +39,7 @@ def installed_path(root: Path, entry: CatalogEntry) -> Path | None:
 
 
 def sha256_of(path: Path) -> str:
+    """The file's sha256 in hex, read in 1 MiB blocks (models and bundles are large)."""
     digest = hashlib.sha256()
     with path.open("rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
