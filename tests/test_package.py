@@ -61,12 +61,13 @@ def test_installed_wheel_runs_demo_outside_the_checkout(wheel, tmp_path):
         capture_output=True, text=True, check=True,
     ).stdout.strip()  # fmt: skip
     Path(site, "zz_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    # without PYTHONPATH: a checkout on it looks to pip like sori already installed
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SORI_CONFIG")}
     subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q",
          "--no-index", str(wheel)],
-        check=True, capture_output=True, timeout=120,
+        check=True, capture_output=True, timeout=120, env=env,
     )  # fmt: skip
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SORI_CONFIG")}
     env["HOME"] = str(tmp_path)
     done = subprocess.run(
         [str(venv / "bin" / "sori"), "demo", "--json"], cwd=tmp_path, env=env,
