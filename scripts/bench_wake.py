@@ -119,6 +119,10 @@ def main() -> int:
         help="decide nothing (threshold -100): report false wakes and misses per threshold",
     )  # fmt: skip
     parser.add_argument("--seed", type=int, default=2026, help="seed of the generated audio")
+    parser.add_argument(
+        "--denoise", choices=("off", "auto"), default=None,
+        help="wake.denoise for this run (default: the config's)",
+    )  # fmt: skip
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):
@@ -126,6 +130,8 @@ def main() -> int:
     rng = np.random.default_rng(args.seed)
     clips = load_clips()
     base = Config()
+    if args.denoise is not None:
+        base = replace(base, wake=replace(base.wake, denoise=args.denoise))
     if args.sweep:
         base = replace(base, wake=replace(base.wake, threshold=-100.0))
     false_scores: list[float] = []
@@ -182,6 +188,7 @@ def main() -> int:
             else:
                 latencies.append((own[0].t_ns - own[0].end_ns) / 1e6)
     result = {
+        "wake_denoise": base.wake.denoise,
         "non_wake_minutes": round(audio_s / 60, 1),
         "false_wakes_per_hour": {p: round(n / hours, 2) for p, n in false.items()},
         "false_wakes": false,
