@@ -13,6 +13,8 @@
   The phrase backend's decision was calibrated on every other of these clips (sorted by
   name: the 1st, 3rd, ...) and on non-wake audio of another seed (7): `miss_rate_held_out`
   counts only the other clips, and the default `--seed` (2026) audio was not used.
+- `--denoise off|auto` sets `wake.denoise` for the run (the same generated audio for both
+  with the same `--seed`): "auto" hears noisy utterances' starts through DeepFilterNet3.
 - CPU real-time factor of detection (VAD + wake detector) on one core, over the non-wake
   audio: CPU time / audio time (and the detector's own share, in wall time, which a busy
   machine inflates).

@@ -19,7 +19,9 @@ pre-roll, which the recognizer is fed first): the 10th percentile of its frame l
 (`room_level_dbfs`), which speech onsets barely move. Above `audio.denoise_above_dbfs` the
 recognizer hears the utterance denoised (`use_denoiser`); the VAD always hears the raw
 microphone, so the denoiser runs only while a noisy utterance is open (see
-sori.stt.denoised).
+sori.stt.denoised). The wake detector makes the same decision on the same pre-roll
+(`wake.denoise = "auto"`, sori.wake.denoised); both hold an utterance through
+`RoomDenoise.utterance()`.
 """
 
 from __future__ import annotations
