@@ -13,6 +13,8 @@
   The phrase backend's decision was calibrated on every other of these clips (sorted by
   name: the 1st, 3rd, ...) and on non-wake audio of another seed (7): `miss_rate_held_out`
   counts only the other clips, and the default `--seed` (2026) audio was not used.
+- `--denoise off|auto` sets `wake.denoise` for the run (the same generated audio for both
+  with the same `--seed`): "auto" hears noisy utterances' starts through DeepFilterNet3.
 - CPU real-time factor of detection (VAD + wake detector) on one core, over the non-wake
   audio: CPU time / audio time (and the detector's own share, in wall time, which a busy
   machine inflates).
@@ -119,6 +121,10 @@ def main() -> int:
         help="decide nothing (threshold -100): report false wakes and misses per threshold",
     )  # fmt: skip
     parser.add_argument("--seed", type=int, default=2026, help="seed of the generated audio")
+    parser.add_argument(
+        "--denoise", choices=("off", "auto"), default=None,
+        help="wake.denoise for this run (default: the config's)",
+    )  # fmt: skip
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):
@@ -126,6 +132,8 @@ def main() -> int:
     rng = np.random.default_rng(args.seed)
     clips = load_clips()
     base = Config()
+    if args.denoise is not None:
+        base = replace(base, wake=replace(base.wake, denoise=args.denoise))
     if args.sweep:
         base = replace(base, wake=replace(base.wake, threshold=-100.0))
     false_scores: list[float] = []
@@ -182,6 +190,7 @@ def main() -> int:
             else:
                 latencies.append((own[0].t_ns - own[0].end_ns) / 1e6)
     result = {
+        "wake_denoise": base.wake.denoise,
         "non_wake_minutes": round(audio_s / 60, 1),
         "false_wakes_per_hour": {p: round(n / hours, 2) for p, n in false.items()},
         "false_wakes": false,

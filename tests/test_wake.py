@@ -130,3 +130,31 @@ def test_sori_wake_with_no_readable_file_exits_2_before_the_model_loads(tmp_path
     assert done.returncode == 2
     assert "missing.wav: no such file" in done.stderr and "Traceback" not in done.stderr
     assert done.stdout == ""
+
+
+def test_wake_denoise_auto_hears_a_phrase_white_noise_masks_for_the_raw_detector(
+    clips, config, tmp_path
+):
+    """wake.denoise = "auto": the clip that opens with 육십, in white noise at 15 dB SNR (a
+    fan), is missed by the detector hearing it raw and found, where it is said, by the one
+    hearing it denoised; the clean clip (a quiet room) is heard raw and found too."""
+    from sori.assemble.wake import build_wake_detector
+    from sori.wake.denoised import AutoDenoisedWake
+
+    clean = clips["zeroth_104_003_0526.wav"]
+    with wave.open(str(clean)) as w:
+        speech = np.frombuffer(w.readframes(w.getnframes()), np.int16).astype(np.float32)
+    white = make_noise("white", len(speech), np.random.default_rng(0))
+    noisy = tmp_path / "white-15db.wav"
+    write_wav(noisy, to_pcm16(mix_at_snr(speech, white, snr_db=15)))
+    heard = {}
+    for mode in ("off", "auto"):
+        wake = replace(config.wake, phrases=["육십", DEFAULT], denoise=mode)
+        detector = build_wake_detector(replace(config, wake=wake))
+        heard[mode] = scan(noisy, config, detector)
+    assert heard["off"] == []
+    assert [r["phrase"] for r in heard["auto"]] == ["육십"]
+    assert 0.3 < heard["auto"][0]["start_s"] < heard["auto"][0]["end_s"] < 2.0
+    assert isinstance(detector, AutoDenoisedWake) and detector.room.decisions[-1][1]
+    assert [r["phrase"] for r in scan(clean, config, detector)] == ["육십"]
+    assert not detector.room.decisions[-1][1]  # quiet: raw

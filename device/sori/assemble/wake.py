@@ -16,6 +16,7 @@ from sori.wake.base import WakeDetector
 log = logging.getLogger(__name__)
 
 WAKE_BACKENDS = ("phrase", "sherpa-kws")
+WAKE_DENOISE = ("off", "auto")
 
 
 def build_wake_detector(
@@ -42,7 +43,34 @@ def build_wake_detector(
         "wake: listening for %s (%s backend, ready in %.2f s)",
         ", ".join(phrases), detector.name, time.perf_counter() - started,
     )  # fmt: skip
-    return detector
+    return _auto_denoised(config, detector)
+
+
+def _auto_denoised(config: Config, detector: WakeDetector) -> WakeDetector:
+    """`wake.denoise = "auto"`: the detector hears noisy rooms denoised (sori.wake.denoised),
+    with the same decision as the recognizer's `audio.denoise = "auto"`. As it is when
+    "off", when the whole stream is denoised already (`audio.denoise = "deepfilter"`), or
+    when the denoiser cannot load (one log line)."""
+    from sori.audio.denoise import check_denoise
+
+    denoise = config.wake.denoise
+    if denoise not in WAKE_DENOISE:
+        raise ConfigError(f"wake.denoise must be one of {', '.join(WAKE_DENOISE)}, got {denoise!r}")
+    if denoise == "off" or check_denoise(config.audio.denoise) == "deepfilter":
+        return detector
+    from sori.audio.denoise import DeepFilterDenoiser, RoomDenoise
+    from sori.audio.format import RATE_HZ, SAMPLE_BYTES
+    from sori.errors import DependencyError, ModelError
+    from sori.wake.denoised import AutoDenoisedWake
+
+    try:
+        denoiser = DeepFilterDenoiser()
+    except (DependencyError, ModelError) as exc:
+        log.warning('wake.denoise = "auto" hears without denoising: %s', exc)
+        return detector
+    denoiser.process(bytes(SAMPLE_BYTES * RATE_HZ))  # one second: the first hops are slow
+    room = RoomDenoise(denoiser, config.audio.denoise_above_dbfs, config.vad.pre_roll_ms)
+    return AutoDenoisedWake(detector, room)
 
 
 def _wake_model(path: str, recognizer: Any) -> Any:
@@ -96,7 +124,7 @@ def _sherpa_kws(config: Config, phrases: list[str]) -> WakeDetector:
         "wake: listening for %s (sherpa-kws backend, %s, ready in %.2f s)",
         ", ".join(phrases), files.encoder, time.perf_counter() - started,
     )  # fmt: skip
-    return detector
+    return _auto_denoised(config, detector)
 
 
 def wake_on(config: Config, input_name: str, no_wake: bool = False) -> bool:

@@ -19,7 +19,9 @@ pre-roll, which the recognizer is fed first): the 10th percentile of its frame l
 (`room_level_dbfs`), which speech onsets barely move. Above `audio.denoise_above_dbfs` the
 recognizer hears the utterance denoised (`use_denoiser`); the VAD always hears the raw
 microphone, so the denoiser runs only while a noisy utterance is open (see
-sori.stt.denoised).
+sori.stt.denoised). The wake detector makes the same decision on the same pre-roll
+(`wake.denoise = "auto"`, sori.wake.denoised); both hold an utterance through
+`RoomDenoise.utterance()`.
 """
 
 from __future__ import annotations
@@ -186,3 +188,95 @@ class DeepFilterDenoiser:
         state, self._state = getattr(self, "_state", None), None
         if state:
             self._lib.df_free(state)
+
+
+class RoomDenoise:
+    """`"auto"` denoising for one listener (the recognizer, the wake detector): the room
+    level above which an utterance is denoised, how much of its start measures the room,
+    the DeepFilterNet instances between utterances, and every decision so far."""
+
+    def __init__(self, denoiser: DeepFilterDenoiser, above_dbfs: float, measure_ms: int) -> None:
+        self.above_dbfs = above_dbfs
+        """The room level above which an utterance is denoised, in dBFS."""
+        self.measure_bytes = 2 * RATE_HZ * max(20, measure_ms) // 1000
+        """How much of an utterance's first audio measures the room, in bytes."""
+        self._idle = [denoiser]
+        self.decisions: list[tuple[float, bool]] = []
+        """(room level in dBFS, denoised) of every utterance so far, for tests and benches."""
+
+    def utterance(self) -> UtteranceDenoise:
+        """One utterance's audio, raw or denoised (decided on its start)."""
+        return UtteranceDenoise(self)
+
+    def lend(self) -> DeepFilterDenoiser:
+        """A denoiser for one utterance, restarted; `give_back` returns it."""
+        denoiser = self._idle.pop() if self._idle else DeepFilterDenoiser()
+        denoiser.restart()
+        return denoiser
+
+    def give_back(self, denoiser: DeepFilterDenoiser) -> None:
+        self._idle.append(denoiser)
+
+    def forget_room(self) -> None:
+        """Drop what the denoisers learned of the room: the next utterance that needs one
+        gets a fresh DeepFilterNet state (replays of unrelated recordings)."""
+        self._idle.clear()
+
+
+class UtteranceDenoise:
+    """One utterance: its first `measure_bytes` (the pre-roll) are held back and measure the
+    room; then all of it passes raw or through a lent denoiser, `DELAY_MS` late."""
+
+    def __init__(self, owner: RoomDenoise) -> None:
+        self._owner = owner
+        self._held = bytearray()
+        """Audio fed before the decision (the pre-roll)."""
+        self.decided = False
+        self._denoiser: DeepFilterDenoiser | None = None
+
+    @property
+    def denoising(self) -> bool:
+        """The utterance goes through the denoiser (so its audio lags by `DELAY_MS`)."""
+        return self._denoiser is not None
+
+    def feed(self, pcm: bytes) -> bytes | None:
+        """The audio to hear for `pcm`: None while the room is still being measured, then
+        everything held so far and `pcm`, raw or denoised."""
+        if not self.decided:
+            self._held += pcm
+            if len(self._held) < self._owner.measure_bytes:
+                return None
+            return self.decide()
+        return self._through(pcm)
+
+    def decide(self) -> bytes:
+        """Decide on what is held (less than `measure_bytes` when the utterance is short);
+        the held audio to hear. Once only: later calls return nothing."""
+        if self.decided:
+            return b""
+        held, self._held = bytes(self._held), bytearray()
+        self.decided = True
+        level = room_level_dbfs(held)
+        wanted = use_denoiser(level, self._owner.above_dbfs)
+        self._owner.decisions.append((level, wanted))
+        log.debug("denoise auto: room at %.1f dBFS: %s", level, "denoised" if wanted else "raw")
+        if wanted:
+            self._denoiser = self._owner.lend()
+        return self._through(held) if held else b""
+
+    def drain(self) -> bytes:
+        """The denoiser's held-back tail (a pause or the end); nothing when raw."""
+        return self._denoiser.drain() if self._denoiser is not None else b""
+
+    def close(self) -> bytes:
+        """The utterance is over: the tail, and the denoiser goes back to the owner."""
+        if not self.decided:
+            self.decide()
+        tail = self.drain()
+        if self._denoiser is not None:
+            self._owner.give_back(self._denoiser)
+            self._denoiser = None
+        return tail
+
+    def _through(self, pcm: bytes) -> bytes:
+        return pcm if self._denoiser is None else self._denoiser.process(pcm)

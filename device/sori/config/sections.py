@@ -551,6 +551,11 @@ class WakeConfig:
     threshold: float = ranged(0.0, -100, 100)
     """Least likelihood ratio per second (constrained minus free-form decode of the audio
     up to the phrase's end) for a detection; higher misses more, wakes wrongly less."""
+    denoise: str = ranged("auto", choices=("off", "auto"))
+    """ "auto": the detector hears an utterance's start through DeepFilterNet3 when the room
+    before it is louder than audio.denoise_above_dbfs (noise masks a phrase's first
+    consonant), else raw; "off": always raw. Needs the denoise extra (without it: raw);
+    with audio.denoise = "deepfilter" everything is denoised already."""
     listen_s: float = ranged(5.0, 0.5, 60)
     """Seconds after a wake phrase alone (or POST /listen) in which an utterance may begin
     and be heard as a command."""

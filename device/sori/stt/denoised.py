@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import logging
 
-from sori.audio.denoise import DeepFilterDenoiser, room_level_dbfs, use_denoiser
-from sori.audio.format import RATE_HZ
+from sori.audio.denoise import DeepFilterDenoiser, RoomDenoise, UtteranceDenoise
 from sori.stt.base import Hypothesis, RecognizerStream, SpeechRecognizer
 
 log = logging.getLogger(__name__)
@@ -39,79 +38,54 @@ class AutoDenoised:
     ) -> None:
         self.inner = recognizer
         self.name = recognizer.name
-        self.above_dbfs = above_dbfs
-        """The room level above which an utterance is denoised, in dBFS."""
-        self.measure_bytes = 2 * RATE_HZ * max(20, measure_ms) // 1000
-        """How much of a stream's first audio measures the room, in bytes."""
-        self._idle = [denoiser]
-        self.decisions: list[tuple[float, bool]] = []
+        self.room = RoomDenoise(denoiser, above_dbfs, measure_ms)
+        """The decision, the denoisers and the decisions so far (sori.audio.denoise)."""
+
+    @property
+    def decisions(self) -> list[tuple[float, bool]]:
         """(room level in dBFS, denoised) of every utterance so far, for tests and benches."""
+        return self.room.decisions
 
     def open_stream(self) -> AutoDenoisedStream:
-        return AutoDenoisedStream(self, self.inner.open_stream())
-
-    def lend(self) -> DeepFilterDenoiser:
-        """A denoiser for one utterance, restarted; `give_back` returns it."""
-        denoiser = self._idle.pop() if self._idle else DeepFilterDenoiser()
-        denoiser.restart()
-        return denoiser
-
-    def give_back(self, denoiser: DeepFilterDenoiser) -> None:
-        self._idle.append(denoiser)
+        return AutoDenoisedStream(self.room.utterance(), self.inner.open_stream())
 
     def forget_room(self) -> None:
         """Drop what the denoisers learned of the room: the next utterance that needs one
         gets a fresh DeepFilterNet state. For replays of unrelated recordings (`sori test`),
         whose results must not depend on what was heard before them."""
-        self._idle.clear()
+        self.room.forget_room()
 
 
 class AutoDenoisedStream:
     """One utterance: raw or denoised, decided on its first `measure_ms`."""
 
-    def __init__(self, owner: AutoDenoised, inner: RecognizerStream) -> None:
-        self._owner, self._inner = owner, inner
-        self._held = bytearray()
-        """Audio fed before the decision (the pre-roll)."""
-        self._decided = False
-        self._denoiser: DeepFilterDenoiser | None = None
+    def __init__(self, audio: UtteranceDenoise, inner: RecognizerStream) -> None:
+        self._audio, self._inner = audio, inner
 
     def feed(self, pcm: bytes) -> Hypothesis | None:
-        if not self._decided:
-            self._held += pcm
-            if len(self._held) < self._owner.measure_bytes:
-                return None
-            return self._decide()
-        return self._inner.feed(self._through(pcm))
+        heard = self._audio.feed(pcm)
+        return None if heard is None else self._inner.feed(heard)
 
     def flush(self, silence_ms: int) -> Hypothesis | None:
-        shown = self._decide() if not self._decided else None
-        if self._denoiser is not None:
-            shown = _latest(shown, self._inner.feed(self._denoiser.drain()))
+        shown = self._decide()
+        if self._audio.denoising:
+            shown = _latest(shown, self._inner.feed(self._audio.drain()))
         return _latest(shown, self._inner.flush(silence_ms))
 
     def finalize(self) -> Hypothesis:
-        if not self._decided:
-            self._decide()
-        if self._denoiser is not None:
-            self._inner.feed(self._denoiser.drain())
-            self._owner.give_back(self._denoiser)
-            self._denoiser = None
+        self._decide()
+        denoising = self._audio.denoising
+        tail = self._audio.close()
+        if denoising:
+            self._inner.feed(tail)
         return self._inner.finalize()
 
     def _decide(self) -> Hypothesis | None:
-        held, self._held = bytes(self._held), bytearray()
-        self._decided = True
-        level = room_level_dbfs(held)
-        wanted = use_denoiser(level, self._owner.above_dbfs)
-        self._owner.decisions.append((level, wanted))
-        log.debug("denoise auto: room at %.1f dBFS: %s", level, "denoised" if wanted else "raw")
-        if wanted:
-            self._denoiser = self._owner.lend()
-        return self._inner.feed(self._through(held)) if held else None
-
-    def _through(self, pcm: bytes) -> bytes:
-        return pcm if self._denoiser is None else self._denoiser.process(pcm)
+        """Decide now when the utterance is shorter than the measure (a pause, the end)."""
+        if self._audio.decided:
+            return None
+        held = self._audio.decide()
+        return self._inner.feed(held) if held else None
 
 
 def _latest(earlier: Hypothesis | None, later: Hypothesis | None) -> Hypothesis | None:

@@ -32,6 +32,12 @@ class Detection:
 class WakeStream(Protocol):
     """One utterance through a detector."""
 
+    @property
+    def done(self) -> bool:
+        """It hears no more of the utterance (its detection made, or the part it listens
+        to is over): what is fed to it now is ignored."""
+        ...
+
     def feed(self, pcm: bytes) -> list[Detection]:
         """Decode `pcm` (16 kHz mono s16le); the detections it completed, in order."""
         ...

@@ -189,6 +189,10 @@ class PhraseWakeStream:
         self._since_partial = 0
         self._finished = False
 
+    @property
+    def done(self) -> bool:
+        return self._finished
+
     def feed(self, pcm: bytes) -> list[Detection]:
         if self._finished:
             return []

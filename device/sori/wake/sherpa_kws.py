@@ -160,6 +160,10 @@ class SherpaKwsWakeStream:
         self._stream: Any = self._spotter.create_stream()
         self._done = False
 
+    @property
+    def done(self) -> bool:
+        return self._done
+
     def feed(self, pcm: bytes) -> list[Detection]:
         if self._done or not pcm:
             return []
