@@ -10,6 +10,8 @@
   phrase 소리야 and two others.
 - Misses: each clip's opening word as the wake phrase (one detector for all of them), each
   clip in several noises and gains; a miss is a clip whose own phrase is not detected.
+  Each clip is also heard once as recorded (`miss_rate_clean`, apart from the noisy
+  trials).
   The phrase backend's decision was calibrated on every other of these clips (sorted by
   name: the 1st, 3rd, ...) and on non-wake audio of another seed (7): `miss_rate_held_out`
   counts only the other clips, and the default `--seed` (2026) audio was not used.
@@ -169,10 +171,14 @@ def main() -> int:
     calibration = sorted(openers)[::2]
     trials = misses = wrong = held_trials = held_misses = 0
     missed: list[str] = []
+    missed_clean: list[str] = []
     latencies = []
     for name, _, speech in clips:
         if name not in openers:
             continue
+        found, _, _ = hear(config, detector, speech)
+        if not any(e.phrase == openers[name] for e in found):
+            missed_clean.append(openers[name])
         for v in range(args.variants):
             kind = NOISES[v % len(NOISES)]
             audio = noisy(speech, kind, float(rng.uniform(15, 30)), rng, voices[:6])
@@ -202,6 +208,8 @@ def main() -> int:
         "miss_rate": round(misses / trials, 3) if trials else None,
         "miss_rate_held_out": round(held_misses / held_trials, 3) if held_trials else None,
         "missed": missed,
+        "miss_rate_clean": round(len(missed_clean) / len(openers), 3) if openers else None,
+        "missed_clean": missed_clean,
         "wrong_phrase_detections": wrong,
         "wake_to_listening_ms_p50": round(float(np.percentile(latencies, 50)), 1)
         if latencies
