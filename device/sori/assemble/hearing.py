@@ -8,10 +8,10 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from typing import Any
 
 from sori.audio.denoise import build_denoiser, check_denoise, denoised
-from sori.audio.format import FRAME_MS_CHOICES, RATE_HZ, SAMPLE_BYTES, AudioFrame
+from sori.audio.format import FRAME_MS_CHOICES, AudioFrame
 from sori.clock import Clock
 from sori.config import AudioConfig, Config, SttConfig
-from sori.errors import ConfigError, DependencyError, ModelError
+from sori.errors import ConfigError
 from sori.events import Event
 from sori.pacing import hear
 from sori.pipeline import CommitSettings, Hearing
@@ -68,15 +68,12 @@ def _auto_denoised(
 ) -> SpeechRecognizer:
     """`audio.denoise = "auto"`: the denoiser loaded and run once (its first frames are
     the slow ones), or, when it cannot load, the recognizer as it is and one log line."""
-    from sori.audio.denoise import DeepFilterDenoiser
+    from sori.audio.denoise import warm_denoiser
     from sori.stt.denoised import AutoDenoised
 
-    try:
-        denoiser = DeepFilterDenoiser()
-    except (DependencyError, ModelError) as exc:
-        log.warning('audio.denoise = "auto" hears without denoising: %s', exc)
+    denoiser = warm_denoiser("audio.denoise")
+    if denoiser is None:
         return recognizer
-    denoiser.process(bytes(SAMPLE_BYTES * RATE_HZ))  # one second: the first hops are slow
     return AutoDenoised(recognizer, denoiser, audio.denoise_above_dbfs, measure_ms)
 
 

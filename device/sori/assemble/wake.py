@@ -58,17 +58,12 @@ def _auto_denoised(config: Config, detector: WakeDetector) -> WakeDetector:
         raise ConfigError(f"wake.denoise must be one of {', '.join(WAKE_DENOISE)}, got {denoise!r}")
     if denoise == "off" or check_denoise(config.audio.denoise) == "deepfilter":
         return detector
-    from sori.audio.denoise import DeepFilterDenoiser, RoomDenoise
-    from sori.audio.format import RATE_HZ, SAMPLE_BYTES
-    from sori.errors import DependencyError, ModelError
+    from sori.audio.denoise import RoomDenoise, warm_denoiser
     from sori.wake.denoised import AutoDenoisedWake
 
-    try:
-        denoiser = DeepFilterDenoiser()
-    except (DependencyError, ModelError) as exc:
-        log.warning('wake.denoise = "auto" hears without denoising: %s', exc)
+    denoiser = warm_denoiser("wake.denoise")
+    if denoiser is None:
         return detector
-    denoiser.process(bytes(SAMPLE_BYTES * RATE_HZ))  # one second: the first hops are slow
     room = RoomDenoise(denoiser, config.audio.denoise_above_dbfs, config.vad.pre_roll_ms)
     return AutoDenoisedWake(detector, room)
 

@@ -190,6 +190,19 @@ class DeepFilterDenoiser:
             self._lib.df_free(state)
 
 
+def warm_denoiser(key: str) -> DeepFilterDenoiser | None:
+    """A DeepFilterNet3 denoiser for `key` (the config key that asked for it), loaded and
+    run once, since its first hops are the slow ones; None, with one log line naming `key`,
+    when it cannot load (the caller then hears without denoising)."""
+    try:
+        denoiser = DeepFilterDenoiser()
+    except (DependencyError, ModelError) as exc:
+        log.warning('%s = "auto" hears without denoising: %s', key, exc)
+        return None
+    denoiser.process(bytes(2 * RATE_HZ))  # one second of 16-bit silence
+    return denoiser
+
+
 class RoomDenoise:
     """`"auto"` denoising for one listener (the recognizer, the wake detector): the room
     level above which an utterance is denoised, how much of its start measures the room,
