@@ -21,7 +21,7 @@ from sori.config import load_config
 from sori.config.edit import set_keys
 from sori.errors import BundleError, ConfigError
 from sori.models.store import MANIFEST as MODEL_MANIFEST
-from sori.models.store import PARTIAL, sha256_of
+from sori.models.store import PARTIAL, move_in, sha256_of
 
 Say = Callable[[str], None]
 DEFAULT_CONFIG = Path("~/.config/sori/sori.toml")
@@ -138,19 +138,10 @@ def _install_models(root: Path, models: Path, manifest: Manifest, say: Say) -> l
     installed = []
     for model in manifest.models:
         source = models / model.name
-        target = root / model.name
         say(f"installing model {model.name} into {root}")
-        try:
-            old, single = None, source.is_file()
-            if target.exists():
-                old = models.parent / f"previous-{model.name}"
-                target.rename(old)
-            source.rename(target)  # the store's .partial is on the same file system
-            if single:  # a single file: its manifest beside it, renamed last
-                beside = f"{model.name}{MODEL_MANIFEST}"
-                (models / beside).replace(root / beside)
-            if old is not None:
-                shutil.rmtree(old) if old.is_dir() else old.unlink()
+        beside = models / f"{model.name}{MODEL_MANIFEST}"  # a single file's manifest
+        try:  # the bundle was unpacked in the store's .partial: the same file system
+            target = move_in(root, model.name, source, beside if source.is_file() else None)
         except OSError as exc:
             raise StepFailed(f"installing {model.name} into {root} failed: {exc}") from None
         installed.append({"name": model.name, "kind": model.kind, "path": str(target)})

@@ -68,16 +68,25 @@ def install(root: Path, entry: CatalogEntry, download: Path, download_sha256: st
             shutil.copyfile(download, ready)
             manifest = staging / (entry.name + MANIFEST)
             manifest.write_text(_manifest(entry, download_sha256, {entry.name: download_sha256}))
-        target = root / entry.name
-        old = None
+        return move_in(root, entry.name, ready, manifest)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def move_in(root: Path, name: str, ready: Path, manifest: Path | None = None) -> Path:
+    """Put `ready` (a model folder, or a file with its `manifest` beside it, both on the
+    store's file system) at root/NAME with one rename, the manifest last, so a model is
+    installed only once whole. An older install of NAME is replaced."""
+    target = root / name
+    scrap = Path(tempfile.mkdtemp(prefix=f"{name}.", dir=root / PARTIAL))
+    try:
         if target.exists():
-            old = staging / "previous"
-            target.rename(old)
+            target.rename(scrap / "previous")
         ready.rename(target)
         if manifest is not None:
             manifest.rename(_manifest_path(target))
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(scrap, ignore_errors=True)
     return target
 
 
