@@ -267,19 +267,14 @@ def synthetic_clip(path: Path, seconds: float = 3.0, rate: int = 16000) -> Path:
 def self_test(config: Config, clip: Path) -> Check:
     """Replay `clip` through VAD, speech-to-text and early commit as fast as the CPU
     allows: real-time factor (processing time / audio time) and commit latency."""
-    from sori.assemble.hearing import build_recognizer
+    from sori.assemble.hearing import hearing_recognizer
     from sori.assemble.understanding import home_from_config, presets_from_config
     from sori.audio.sources import FileSource
     from sori.replaying import replay_source
 
     presets = presets_from_config(config.intents, home_from_config(config.home))
     started = time.perf_counter()
-    recognizer = build_recognizer(
-        config.stt,
-        presets.phrases(config.stt.phrases.max_phrases),
-        config.audio,
-        config.vad.pre_roll_ms,
-    )
+    recognizer = hearing_recognizer(config, presets)
     load_s = time.perf_counter() - started
     source = FileSource(clip, config.audio.frame_ms)
     audio_s = len(source.pcm) / (2 * 16000)  # pipeline PCM: 16-bit mono at 16 kHz

@@ -46,7 +46,8 @@ def build_recognizer(
 
 
 def hearing_recognizer(config: Config, understanding: Any) -> SpeechRecognizer:
-    """The recognizer the microphone is heard with, biased towards `understanding`'s
+    """The recognizer every driver hears with (the microphone, replayed files, `sori
+    test`, the doctor's self-test, Wyoming clients), biased towards `understanding`'s
     phrases (blocking: the model loads here)."""
     phrases = understanding.phrases(config.stt.phrases.max_phrases)
     return build_recognizer(config.stt, phrases, config.audio, config.vad.pre_roll_ms)

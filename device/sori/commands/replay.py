@@ -49,7 +49,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 def run(args: argparse.Namespace) -> int:
     # Hearing needs the audio extra: imported here, so other commands run without it.
-    from sori.assemble.hearing import build_recognizer
+    from sori.assemble.hearing import hearing_recognizer
     from sori.assemble.wake import build_wake_detector
     from sori.audio.format import check_channels, check_rate
     from sori.replaying import replay_source
@@ -66,8 +66,7 @@ def run(args: argparse.Namespace) -> int:
     sources, failed = open_inputs("replay", args.files, config.audio.frame_ms, raw)
     if not sources:
         return 2
-    phrases = presets.phrases(config.stt.phrases.max_phrases)
-    recognizer = build_recognizer(config.stt, phrases, config.audio, config.vad.pre_roll_ms)
+    recognizer = hearing_recognizer(config, presets)
     wake = None
     if config.wake.enabled and not args.no_wake:
         wake = build_wake_detector(config, recognizer=recognizer)

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from sori.assemble.hearing import build_recognizer
+from sori.assemble.hearing import hearing_recognizer
 from sori.assemble.understanding import home_from_config, presets_from_config
 from sori.audio.augment import to_pcm16
 from sori.audio.format import RATE_HZ, AudioFrame
@@ -89,10 +89,7 @@ class Runner:
         self.manifest = manifest
         self.understanding = understanding or load_understanding(manifest)
         config = self.understanding.config
-        phrases = self.understanding.presets.phrases(config.stt.phrases.max_phrases)
-        self.recognizer = build_recognizer(
-            config.stt, phrases, config.audio, config.vad.pre_roll_ms
-        )
+        self.recognizer = hearing_recognizer(config, self.understanding.presets)
         self._audio: dict[int, np.ndarray] = {}
 
     def audio(self, index: int) -> np.ndarray:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from sori import __version__
-from sori.assemble.hearing import build_recognizer
+from sori.assemble.hearing import hearing_recognizer
 from sori.assemble.speaking import build_voice, replies, voice_backend
 from sori.assemble.understanding import presets_from_config
 from sori.config import Config
@@ -111,8 +111,7 @@ def load_services(
     if understanding is None:
         understanding = presets_from_config(config.intents, home)
     if recognizer is None:
-        phrases = understanding.phrases(config.stt.phrases.max_phrases)
-        recognizer = build_recognizer(config.stt, phrases, config.audio, config.vad.pre_roll_ms)
+        recognizer = hearing_recognizer(config, understanding)
     if detector is None and config.wake.enabled and config.wake.phrases:
         from sori.assemble.wake import build_wake_detector
 
