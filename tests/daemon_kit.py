@@ -103,6 +103,31 @@ def build(config_path: Path, output: Path, **kw):
     )
 
 
+API_TOKEN = "test-token-0123456789abcdef"
+
+
+def serve_api(daemon: Any, scenario: Any, timeout_s: float = 60) -> Any:
+    """Run `scenario(client, api)` with `daemon` behind a started HTTP API and a client
+    that sends `API_TOKEN`; closes both; returns what the scenario returns."""
+    import httpx
+
+    from sori.http_api import HttpApi
+
+    async def main() -> Any:
+        api = HttpApi(daemon, "127.0.0.1:0", token=API_TOKEN)
+        await api.start()
+        try:
+            async with httpx.AsyncClient(
+                base_url=api.url, timeout=20, headers={"Authorization": f"Bearer {API_TOKEN}"}
+            ) as client:
+                return await asyncio.wait_for(scenario(client, api), timeout_s)
+        finally:
+            await api.close()
+            await daemon.close()
+
+    return asyncio.run(main())
+
+
 async def events_of_turn(client: Any, text: str, say_headers: dict | None = None) -> tuple:
     """(the /say response, the /events objects up to its TurnFinished): `client` (an
     httpx.AsyncClient on the API, with whatever headers /events should carry) listens to

@@ -2,15 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
-
-import httpx
 import pytest
 
-from daemon_kit import build, events_of_turn, write_config
-from sori.http_api import HttpApi
-
-TOKEN = "test-token-0123456789abcdef"
+from daemon_kit import build, events_of_turn, serve_api, write_config
 
 JSON = {"Content-Type": "application/json"}
 
@@ -20,21 +14,7 @@ def api_run(tmp_path, mosquitto):
     """Run `scenario(client, api)` against a started API; returns what it returns."""
 
     def run(scenario):
-        daemon = build(write_config(tmp_path, mosquitto), tmp_path / "reply.wav")
-
-        async def main():
-            api = HttpApi(daemon, "127.0.0.1:0", token=TOKEN)
-            await api.start()
-            try:
-                async with httpx.AsyncClient(
-                    base_url=api.url, timeout=20, headers={"Authorization": f"Bearer {TOKEN}"}
-                ) as client:
-                    return await asyncio.wait_for(scenario(client, api), 60)
-            finally:
-                await api.close()
-                await daemon.close()
-
-        return asyncio.run(main())
+        return serve_api(build(write_config(tmp_path, mosquitto), tmp_path / "reply.wav"), scenario)
 
     return run
 
@@ -79,19 +59,10 @@ def test_metrics_show_each_edge_endpoints_ttfb_p95_and_rotation(tmp_path, mosqui
     for ttfb_ms in (200.0, 250.0, 300.0, 400.0, 2500.0):  # the p95 crosses 1500 ms
         health.record_ttfb(ttfb_ms, 0)
 
-    async def main():
-        api = HttpApi(daemon, "127.0.0.1:0", token=TOKEN)
-        await api.start()
-        try:
-            async with httpx.AsyncClient(
-                base_url=api.url, timeout=20, headers={"Authorization": f"Bearer {TOKEN}"}
-            ) as client:
-                return (await client.get("/metrics")).text
-        finally:
-            await api.close()
-            await daemon.close()
+    async def metrics(client, api):
+        return (await client.get("/metrics")).text
 
-    text = asyncio.run(main())
+    text = serve_api(daemon, metrics)
     assert "# TYPE sori_edge_endpoint_ttfb_p95_seconds gauge" in text
     assert f'sori_edge_endpoint_ttfb_p95_seconds{{endpoint="{slow}"}} 2.500000' in text
     assert f'endpoint="{fresh}"}} ' not in text.split("sori_edge_endpoint_in_rotation")[0]

@@ -6,33 +6,15 @@ from __future__ import annotations
 import asyncio
 import json
 
-import httpx
-
-from daemon_kit import build, write_config
+from daemon_kit import build, serve_api, write_config
 from sori.conversation.listening import Conversation
-from sori.http_api import HttpApi
-
-TOKEN = "test-token-0123456789abcdef"
 
 
 def serve(config, tmp_path, scenario):
     """A daemon listening to a microphone (never opened here) with the API; runs
     `scenario(client)` and returns what it returns."""
     daemon = build(config, tmp_path / "reply.wav", input_name="mic")
-
-    async def main():
-        api = HttpApi(daemon, "127.0.0.1:0", token=TOKEN)
-        await api.start()
-        try:
-            async with httpx.AsyncClient(
-                base_url=api.url, timeout=20, headers={"Authorization": f"Bearer {TOKEN}"}
-            ) as client:
-                return await asyncio.wait_for(scenario(client), 60)
-        finally:
-            await api.close()
-            await daemon.close()
-
-    return asyncio.run(main())
+    return serve_api(daemon, lambda client, api: scenario(client))
 
 
 def test_mute_is_kept_across_a_restart_and_listen_opens_the_window(tmp_path, mosquitto):
