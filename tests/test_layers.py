@@ -15,6 +15,7 @@ FLOORS = {
     "config": 0,
     "home": 0,
     "intent_kinds": 0,
+    "hangul": 0,
     "board": 1,
     "redact": 0,
     "shipped": 0,

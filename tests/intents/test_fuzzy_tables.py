@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sori.intents.jamo import (
+from sori.hangul import (
     is_hangul,
     near_positions,
     neighbour_index,

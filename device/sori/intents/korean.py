@@ -13,7 +13,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-from sori.intents.jamo import final_is_rieul, has_final, is_hangul, medial
+from sori.hangul import final_is_rieul, has_final, is_hangul, medial
 from sori.intents.numbers import digits_for_numbers
 
 # Request and politeness endings after a verb, longest first (spaces removed).

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sori.intents.jamo import (
+from sori.hangul import (
     is_hangul,
     near_positions,
     neighbour_index,

@@ -28,8 +28,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from sori.hangul import is_hangul
 from sori.home import Area, Device, Home
-from sori.intents.jamo import is_hangul
 from sori.intents.korean import canonical_word, is_verb_form, josa
 from sori.intents.numbers import native_value, sino_value, sino_words
 from sori.intents.slots import RangeList, SlotList, TextList, as_list

@@ -14,7 +14,7 @@ from typing import Any
 from hassil.expression import Sentence
 
 from sori.errors import PackError
-from sori.intents.jamo import (
+from sori.hangul import (
     is_hangul,
     near_positions,
     neighbour_index,

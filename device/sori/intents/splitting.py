@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from sori.intents.jamo import is_hangul, split_syllable
+from sori.hangul import is_hangul, split_syllable, syllable
 
 CONNECTIVE_WORDS = frozenset({"그리고", "그다음", "그다음에", "그리고나서"})
 """Words that only join two commands; dropped."""
@@ -49,7 +49,7 @@ ENGLISH_VERBS = frozenset(
 
 _PUNCTUATION = re.compile(r"[,.!?;·…]+")
 
-# Medial vowel indices of Hangul syllables (see sori.intents.jamo).
+# Medial vowel indices of Hangul syllables (see sori.hangul).
 _A, _AE, _EO, _E, _YEO, _O, _WA, _WAE, _OE = 0, 1, 4, 5, 6, 8, 9, 10, 11
 _U, _WO, _EU, _I = 13, 14, 18, 20
 _BRIGHT = frozenset({_A, _O})
@@ -70,10 +70,6 @@ class Piece:
     of the command after it. Empty for a command of its own."""
 
 
-def _syllable(initial: int, vowel: int, final: int = 0) -> str:
-    return chr(0xAC00 + (initial * 21 + vowel) * 28 + final)
-
-
 def request_form(stem: str) -> str:
     """A verb stem in the -아/-어 form a request ends in: 켜 → 켜, 끄 → 꺼, 닫 → 닫아,
     올리 → 올려, 맞추 → 맞춰, 잠그 → 잠가, 누르 → 눌러, 하 → 해, 켜주 → 켜줘."""
@@ -90,13 +86,13 @@ def request_form(stem: str) -> str:
         return stem
     if vowel == _EU:
         if stem[-1] == "르" and before is not None and not before[2]:
-            head = _syllable(before[0], before[1], _RIEUL)
+            head = syllable(before[0], before[1], _RIEUL)
             return stem[:-2] + head + ("라" if bright else "러")
-        return stem[:-1] + _syllable(initial, _A if bright else _EO)
+        return stem[:-1] + syllable(initial, _A if bright else _EO)
     turned = {_O: _WA, _U: _WO, _I: _YEO, _OE: _WAE}.get(vowel)
     if turned is None:
         return stem
-    return stem[:-1] + _syllable(initial, turned)
+    return stem[:-1] + syllable(initial, turned)
 
 
 def _is_connective(word: str, following: str | None) -> bool:

@@ -19,6 +19,11 @@ def is_hangul(char: str) -> bool:
     return _BASE <= ord(char) <= _LAST
 
 
+def syllable(initial: int, vowel: int, final: int = 0) -> str:
+    """The Hangul syllable of jamo indices (initial, medial, final); final 0 means none."""
+    return chr(_BASE + (initial * _JUNG_COUNT + vowel) * _JONG_COUNT + final)
+
+
 def split_syllable(char: str) -> tuple[int, int, int]:
     """(initial, medial, final) jamo indices of a Hangul syllable; final 0 means none."""
     offset = ord(char) - _BASE
