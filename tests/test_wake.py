@@ -25,6 +25,7 @@ PHRASES = {  # a word that opens the clip → the clip
     "현재": "zeroth_104_003_0253.wav",
     "만약": "zeroth_104_003_0374.wav",
     "생명력 이": "zeroth_104_003_0452.wav",  # "생명력이", in words the model knows
+    "김범석": "zeroth_104_003_0577.wav",  # the spotter hears 징 벙 셕: found as `near`
 }
 DEFAULT = "소리야"  # said in no clip
 
@@ -92,6 +93,16 @@ def test_clips_in_noise_at_20_db_wake_only_their_own_phrase(clips, config, detec
         assert heard <= expected, f"{name} in {kind} noise woke {heard - expected}"
         found_own += heard == expected and name in mine
     assert found_own >= 3  # the noisy audio is heard: its own phrase still wakes
+
+
+def test_spotted_syllables_near_a_phrase_are_a_few_jamo_apart_in_as_many_syllables():
+    from sori.wake.phrase import near
+
+    assert near("김범석", "김범석")
+    assert near("징벙셕", "김범석")  # 4 of 9 jamo: this speaker's name among the fillers
+    assert near("소리가", "소리야")  # the check, not the spotter, tells these apart
+    assert not near("기업이", "빅스비")  # 5 jamo apart
+    assert not near("김범", "김범석") and not near("김범석이", "김범석")
 
 
 def test_a_word_the_model_does_not_know_is_refused_with_a_spelling_it_knows(config):

@@ -9,7 +9,8 @@ utterance, a TV sentence or a conversation, costs nothing.
 1. Spotting. One vosk recognizer decodes the utterance's start with a small grammar: the
    wake phrases (each listed `WEIGHT` times) among some two thousand Korean syllables the
    model knows as words (`fillers`). Any speech decodes into syllables; a wake phrase wins
-   where the audio fits it better than syllables do.
+   where the audio fits it better than syllables do. Syllables that sound like a phrase
+   (`near`: a few jamo apart, 징 벙 셕 for 김범석) are a candidate as well.
 2. Checking. A grammar decoder turns other words into a wake word with high confidence
    ("소리를" → "소리야"), so each candidate is decoded again from the utterance's start to
    the phrase's end: once constrained to the phrase, once free-form (the model's whole
@@ -29,6 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sori.errors import ConfigError
+from sori.hangul import syllable, syllable_cost
 from sori.wake.base import BYTES_PER_S, RATE_HZ, Detection
 
 log = logging.getLogger(__name__)
@@ -49,6 +51,11 @@ PARTIAL_EVERY_S = 0.1
 """How often the spotter's partial hypothesis is read, in seconds of audio. When it shows
 a phrase, the spotter's segment is closed at once, for the word times of a final result
 (vosk's partial word times come seconds late)."""
+NEAR_SHARE = 0.45
+"""Spotted syllables whose jamo differ from a phrase's by at most this share (a third per
+differing jamo, summed over the syllables) are a candidate too. Some voices fit the
+fillers better than the phrase: one speaker's 김범석 spots as 징 벙 셕 (0.44) and then
+checks at +7. The check decides, so a loose share costs only checks."""
 FILLER_FINALS = (0, 1, 4, 8, 16, 17, 21)
 """Syllable endings of the fillers: none, ㄱ, ㄴ, ㄹ, ㅁ, ㅂ, ㅇ (the commonest codas)."""
 _NOT_WORD = re.compile(r"[^\w\s]")
@@ -65,9 +72,9 @@ def fillers(known: Callable[[str], bool]) -> list[str]:
     for initial in range(19):
         for vowel in range(21):
             for final in FILLER_FINALS:
-                syllable = chr(0xAC00 + (initial * 21 + vowel) * 28 + final)
-                if known(syllable):
-                    found.append(syllable)
+                candidate = syllable(initial, vowel, final)
+                if known(candidate):
+                    found.append(candidate)
     return found
 
 
@@ -126,6 +133,8 @@ class PhraseWakeDetector:
         self.threshold = threshold
         self.words = check_phrases(self.phrases, known)
         self._spoken = [" ".join(w) for w in self.words]
+        self.targets = ["".join(w) for w in self.words]
+        """Each phrase's syllables, as spotted runs are compared with it (`near`)."""
         grammar = [*self._spoken * WEIGHT, *fillers(known)]
         self._spotter = vosk.KaldiRecognizer(
             model, RATE_HZ, json.dumps(grammar, ensure_ascii=False)
@@ -184,8 +193,9 @@ class PhraseWakeStream:
         self._audio = bytearray()
         self._done: list[dict] = []
         """Words of the spotter's final results so far (with start/end seconds)."""
-        self._checked: list[tuple[int, float, float]] = []
-        """(phrase index, start, end) of every candidate checked, so each is checked once."""
+        self._checked: set[tuple[int, float, float]] = set()
+        """(phrase index, start, end) of every candidate checked, so each is checked once
+        (a run near a phrase that failed does not hide the phrase spotted over it later)."""
         self._since_partial = 0
         self._finished = False
 
@@ -226,21 +236,21 @@ class PhraseWakeStream:
         return self._candidates()
 
     def _candidates(self) -> list[Detection]:
-        """The phrase that opens the utterance, checked (once each)."""
+        """Runs of spotted words that open the utterance and sound like a phrase (`near`),
+        earliest first, each checked once; the first that passes is the detection."""
         words = self._done
-        texts = [str(w.get("word", "")) for w in words]
-        for index, wanted in enumerate(self._d.words):
-            n = len(wanted)
-            for i in range(len(texts) - n + 1):
-                if texts[i : i + n] != wanted:
+        for i, first in enumerate(words):
+            start = float(first["start"]) - self._origin_s
+            if start > LEAD_S:
+                break  # not at the start of the utterance: speech that contains it
+            for index, target in enumerate(self._d.targets):
+                run = _run(words, i, len(target))
+                if run is None or not near(run[0], target):
                     continue
-                start = float(words[i]["start"]) - self._origin_s
-                end = float(words[i + n - 1]["end"]) - self._origin_s
-                if start > LEAD_S:
-                    break  # not at the start of the utterance: speech that contains it
-                if any(p == index and s < end and start < e for p, s, e in self._checked):
+                end = float(words[run[1]]["end"]) - self._origin_s
+                if (index, start, end) in self._checked:
                     continue
-                self._checked.append((index, start, end))
+                self._checked.add((index, start, end))
                 detection = self._check(index, start, end)
                 if detection is not None:
                     self.finish_quietly()
@@ -262,6 +272,25 @@ class PhraseWakeStream:
         if score < self._d.threshold:
             return None
         return Detection(phrase, round(start, 3), round(end, 3), round(score, 3))
+
+
+def near(spotted: str, phrase: str) -> bool:
+    """Whether spotted syllables sound enough like a phrase's (as many syllables, differing
+    in at most `NEAR_SHARE` of their jamo) to be checked."""
+    if len(spotted) != len(phrase):
+        return False
+    return sum(map(syllable_cost, spotted, phrase)) <= NEAR_SHARE * len(phrase)
+
+
+def _run(words: list[dict], first: int, syllables: int) -> tuple[str, int] | None:
+    """The words from `first` on that together have exactly `syllables` characters, as
+    (their text, the index of the last); None when no run does."""
+    text = ""
+    for last in range(first, len(words)):
+        text += str(words[last].get("word", ""))
+        if len(text) >= syllables:
+            return (text, last) if len(text) == syllables else None
+    return None
 
 
 def _contains(words: list[str], wanted: list[str]) -> bool:
