@@ -99,7 +99,9 @@ def test_spotted_syllables_near_a_phrase_are_a_few_jamo_apart_in_as_many_syllabl
     from sori.wake.phrase import near
 
     assert near("김범석", "김범석")
-    assert near("징벙셕", "김범석")  # 4 of 9 jamo: this speaker's name among the fillers
+    assert near("징벙셕", "김범석")  # this speaker's name among the fillers
+    assert near("징뻠처", "김범석")  # in brown noise: ㅃ for ㅂ and ㅁ for ㅇ count half
+    assert not near("징뻑처", "김범석")  # ㄱ for ㅁ is no sound-alike final
     assert near("소리가", "소리야")  # the check, not the spotter, tells these apart
     assert not near("기업이", "빅스비")  # 5 jamo apart
     assert not near("김범", "김범석") and not near("김범석이", "김범석")

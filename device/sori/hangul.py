@@ -114,6 +114,25 @@ def _alike(classes: tuple[str, ...], a: str, b: str) -> bool:
 
 
 @lru_cache(maxsize=65536)
+def sound_cost(a: str, b: str) -> float:
+    """How differently Hangul syllables `a` and `b` sound: 1/3 per differing jamo, as
+    syllable_cost, but 1/6 where the two jamo sound alike (ㅂ/ㅃ, ㅓ/ㅕ, ㅁ/ㅇ as finals).
+    A recognizer hearing a word it was not told to expect (a name among syllables) swaps
+    such jamo first. Non-Hangul characters cost 0 when equal and 1 otherwise."""
+    if a == b:
+        return 0.0
+    if not (is_hangul(a) and is_hangul(b)):
+        return 1.0
+    (i1, m1, f1), (i2, m2, f2) = split_syllable(a), split_syllable(b)
+    pairs = (
+        (i1 != i2, _alike(_INITIAL_CLASSES, _INITIALS[i1], _INITIALS[i2])),
+        (m1 != m2, _alike(_MEDIAL_CLASSES, MEDIALS[m1], MEDIALS[m2])),
+        (f1 != f2, _alike(_FINAL_CLASSES, _FINALS[f1], _FINALS[f2])),
+    )
+    return sum((1 / 6 if alike else 1 / 3) for differs, alike in pairs if differs)
+
+
+@lru_cache(maxsize=65536)
 def sounds_alike(a: str, b: str) -> bool:
     """True when Hangul syllables `a` and `b` differ in one jamo that sounds like the other
     (거/꺼, 켜/커, 쳐/춰, 안/암), not merely in any one jamo (닦/닫 is another verb)."""

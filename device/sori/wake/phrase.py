@@ -30,7 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sori.errors import ConfigError
-from sori.hangul import syllable, syllable_cost
+from sori.hangul import sound_cost, syllable
 from sori.wake.base import BYTES_PER_S, RATE_HZ, Detection
 
 log = logging.getLogger(__name__)
@@ -53,9 +53,10 @@ a phrase, the spotter's segment is closed at once, for the word times of a final
 (vosk's partial word times come seconds late)."""
 NEAR_SHARE = 0.45
 """Spotted syllables whose jamo differ from a phrase's by at most this share (a third per
-differing jamo, summed over the syllables) are a candidate too. Some voices fit the
-fillers better than the phrase: one speaker's 김범석 spots as 징 벙 셕 (0.44) and then
-checks at +7. The check decides, so a loose share costs only checks."""
+differing jamo, a sixth where they sound alike, summed over the syllables: `sound_cost`)
+are a candidate too. Some voices fit the fillers better than the phrase: one speaker's
+김범석 spots as 징 벙 셕 (0.28), in brown noise as 징 뻠 처 (0.44), and then checks at +7.
+The check decides, so a loose share costs only checks."""
 FILLER_FINALS = (0, 1, 4, 8, 16, 17, 21)
 """Syllable endings of the fillers: none, ㄱ, ㄴ, ㄹ, ㅁ, ㅂ, ㅇ (the commonest codas)."""
 _NOT_WORD = re.compile(r"[^\w\s]")
@@ -276,10 +277,11 @@ class PhraseWakeStream:
 
 def near(spotted: str, phrase: str) -> bool:
     """Whether spotted syllables sound enough like a phrase's (as many syllables, differing
-    in at most `NEAR_SHARE` of their jamo) to be checked."""
+    in at most `NEAR_SHARE` of their jamo, sound-alike jamo counting half: `sound_cost`)
+    to be checked."""
     if len(spotted) != len(phrase):
         return False
-    return sum(map(syllable_cost, spotted, phrase)) <= NEAR_SHARE * len(phrase)
+    return sum(map(sound_cost, spotted, phrase)) <= NEAR_SHARE * len(phrase)
 
 
 def _run(words: list[dict], first: int, syllables: int) -> tuple[str, int] | None:
