@@ -2,9 +2,10 @@
 likelihood-ratio check of every candidate.
 
 A wake phrase begins an utterance: it follows a pause ("소리야", "소리야 불 켜줘"), as
-one calls a person by name. So only the start of each utterance is decoded (`SPOT_S`),
-and only a phrase beginning within `LEAD_S` of it is a candidate; the rest of a long
-utterance, a TV sentence or a conversation, costs nothing.
+one calls a person by name. So only the start of each utterance is decoded (`spot_seconds`:
+`LEAD_S` and the longest phrase said slowly), and only a phrase beginning within `LEAD_S`
+of it is a candidate; the rest of a long utterance, a TV sentence or a conversation, costs
+nothing (nor does denoising it, `wake.denoise = "auto"`).
 
 1. Spotting. One vosk recognizer decodes the utterance's start with a small grammar: the
    wake phrases (each listed `WEIGHT` times) among some two thousand Korean syllables the
@@ -41,9 +42,11 @@ clips with scripts/bench_wake.py: said phrases score about 4 to 10, others -10 a
 LEAD_S = 1.0
 """A phrase must begin within this many seconds of the utterance's first audio (the
 voice detector's pre-roll included) to be a candidate."""
-SPOT_S = 3.5
-"""Audio of each utterance the spotter decodes, in seconds: time for `LEAD_S` and the
-longest phrase; what follows is not decoded."""
+SYLLABLE_S = 0.35
+"""The longest a wake phrase's syllable is expected to last, in seconds: a name called
+slowly ("소-리-야") takes about 0.3 s a syllable, read speech 0.15."""
+TAIL_S = 0.2
+"""Audio the spotter hears after the longest phrase could end, for its last word to settle."""
 WEIGHT = 10
 """How many times each wake phrase is listed in the spotting grammar: a heavier phrase is
 missed less and spotted wrongly more often, which the check then rejects."""
@@ -65,6 +68,13 @@ _NOT_WORD = re.compile(r"[^\w\s]")
 def phrase_words(phrase: str) -> list[str]:
     """A phrase as the words a decoder gives: punctuation dropped, split on spaces."""
     return _NOT_WORD.sub(" ", phrase).split()
+
+
+def spot_seconds(words: list[list[str]]) -> float:
+    """How much of an utterance's start holds a phrase of `words` (each phrase's words):
+    `LEAD_S` for it to begin, its syllables said slowly, and `TAIL_S`."""
+    longest = max(len("".join(phrase)) for phrase in words)
+    return round(LEAD_S + longest * SYLLABLE_S + TAIL_S, 3)
 
 
 def fillers(known: Callable[[str], bool]) -> list[str]:
@@ -133,6 +143,8 @@ class PhraseWakeDetector:
         self.phrases = list(phrases)
         self.threshold = threshold
         self.words = check_phrases(self.phrases, known)
+        self.spot_s = spot_seconds(self.words)
+        """Audio of each utterance the spotter decodes, in seconds; what follows is not."""
         self._spoken = [" ".join(w) for w in self.words]
         self.targets = ["".join(w) for w in self.words]
         """Each phrase's syllables, as spotted runs are compared with it (`near`)."""
@@ -207,7 +219,7 @@ class PhraseWakeStream:
     def feed(self, pcm: bytes) -> list[Detection]:
         if self._finished:
             return []
-        room = int(SPOT_S * BYTES_PER_S) - len(self._audio)
+        room = int(self._d.spot_s * BYTES_PER_S) - len(self._audio)
         if room <= len(pcm):
             self._spot(pcm[: max(room, 0)])
             return self.finish()  # the start of the utterance is over
