@@ -107,6 +107,22 @@ def test_spotted_syllables_near_a_phrase_are_a_few_jamo_apart_in_as_many_syllabl
     assert not near("김범", "김범석") and not near("김범석이", "김범석")
 
 
+def test_the_spotter_stops_once_the_longest_phrase_could_have_ended(clips, detector):
+    """Only an utterance's start can hold a wake phrase: the spotter (and the denoiser
+    before it) hears LEAD_S and the longest phrase said slowly, then nothing more."""
+    from sori.wake.phrase import LEAD_S, SYLLABLE_S, TAIL_S
+
+    phrase = getattr(detector, "inner", detector)  # under wake.denoise = "auto"
+    assert phrase.spot_s == pytest.approx(LEAD_S + len("생명력이") * SYLLABLE_S + TAIL_S)
+    with wave.open(str(clips["zeroth_104_003_0193.wav"])) as w:
+        pcm = w.readframes(w.getnframes())  # 8.8 s, opening with no phrase of these
+    stream, fed = phrase.open_stream(), 0
+    while not stream.done and fed < len(pcm):
+        stream.feed(pcm[fed : fed + 640])
+        fed += 640
+    assert stream.done and fed / 32000 == pytest.approx(phrase.spot_s, abs=0.021)
+
+
 def test_a_word_the_model_does_not_know_is_refused_with_a_spelling_it_knows(config):
     from sori.assemble.wake import build_wake_detector
 
