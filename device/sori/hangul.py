@@ -113,6 +113,20 @@ def _alike(classes: tuple[str, ...], a: str, b: str) -> bool:
     return any(a in group and b in group for group in classes)
 
 
+def _differing(a: str, b: str) -> tuple[bool, ...]:
+    """For each jamo in which Hangul syllables `a` and `b` differ (initial, medial, final
+    in order): whether the two sound alike."""
+    (i1, m1, f1), (i2, m2, f2) = split_syllable(a), split_syllable(b)
+    found = []
+    if i1 != i2:
+        found.append(_alike(_INITIAL_CLASSES, _INITIALS[i1], _INITIALS[i2]))
+    if m1 != m2:
+        found.append(_alike(_MEDIAL_CLASSES, MEDIALS[m1], MEDIALS[m2]))
+    if f1 != f2:
+        found.append(_alike(_FINAL_CLASSES, _FINALS[f1], _FINALS[f2]))
+    return tuple(found)
+
+
 @lru_cache(maxsize=65536)
 def sound_cost(a: str, b: str) -> float:
     """How differently Hangul syllables `a` and `b` sound: 1/3 per differing jamo, as
@@ -123,13 +137,7 @@ def sound_cost(a: str, b: str) -> float:
         return 0.0
     if not (is_hangul(a) and is_hangul(b)):
         return 1.0
-    (i1, m1, f1), (i2, m2, f2) = split_syllable(a), split_syllable(b)
-    pairs = (
-        (i1 != i2, _alike(_INITIAL_CLASSES, _INITIALS[i1], _INITIALS[i2])),
-        (m1 != m2, _alike(_MEDIAL_CLASSES, MEDIALS[m1], MEDIALS[m2])),
-        (f1 != f2, _alike(_FINAL_CLASSES, _FINALS[f1], _FINALS[f2])),
-    )
-    return sum((1 / 6 if alike else 1 / 3) for differs, alike in pairs if differs)
+    return sum(1 / 6 if alike else 1 / 3 for alike in _differing(a, b))
 
 
 @lru_cache(maxsize=65536)
@@ -138,11 +146,4 @@ def sounds_alike(a: str, b: str) -> bool:
     (거/꺼, 켜/커, 쳐/춰, 안/암), not merely in any one jamo (닦/닫 is another verb)."""
     if not (is_hangul(a) and is_hangul(b)) or a == b:
         return False
-    (i1, m1, f1), (i2, m2, f2) = split_syllable(a), split_syllable(b)
-    if (i1 != i2) + (m1 != m2) + (f1 != f2) != 1:
-        return False
-    if i1 != i2:
-        return _alike(_INITIAL_CLASSES, _INITIALS[i1], _INITIALS[i2])
-    if m1 != m2:
-        return _alike(_MEDIAL_CLASSES, MEDIALS[m1], MEDIALS[m2])
-    return _alike(_FINAL_CLASSES, _FINALS[f1], _FINALS[f2])
+    return _differing(a, b) == (True,)
