@@ -12,6 +12,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 
+from sori.audio.played import PlayedAudio
 from sori.audio.sinks import Sink
 from sori.clock import Clock
 from sori.events import Event, PlaybackStarted, PlaybackStopped
@@ -56,6 +57,8 @@ class Player:
         self.emit = emit
         self.piece_ms = piece_ms
         """Audio is handed to the sink in pieces this long, so a stop takes effect fast."""
+        self.played = PlayedAudio()
+        """What a speaker sink played, and when (the microphone hears it back)."""
         self._lock = asyncio.Lock()
         self._epoch = 0
         self._playing = False
@@ -175,9 +178,11 @@ class Player:
         for piece in _pieces(pcm, step):
             if epoch != self._epoch:
                 break
+            now = self.clock.now_ns()
             if first is None:
-                first = self.clock.now_ns()
+                first = now
             if self.sink.realtime:
+                self.played.add(now, piece, rate_hz)
                 await asyncio.to_thread(self.sink.write, piece, rate_hz)
             else:
                 self.sink.write(piece, rate_hz)
