@@ -23,6 +23,13 @@
 - Wake-to-listening latency: from the end of the phrase to its `WakeDetected` event (when
   the daemon starts the earcon), on the replay clock, which reports times as a live
   microphone would see them.
+- `--echo`, instead of the above: the wake phrase while Sori speaks (no echo cancellation:
+  the microphone hears the reply). Sori's voice (the config's, espeak-ng by default) says
+  each clip's transcript and its fixed replies, heard live with what it played: self wakes
+  per hour of Sori speaking, with the check in what Sori said (`heard_in`) and without it
+  (Sori "played" silence). Then each clip's opening word said over a long reply at two
+  points and three levels of the reply below the speaker: the share of phrases found (a
+  barge-in), wrong detections, and the CPU real-time factor while Sori speaks.
 """
 
 from __future__ import annotations
@@ -114,6 +121,105 @@ def non_wake_stream(clips, minutes: float, rng) -> list[np.ndarray]:
     return chunks
 
 
+REPLY = (
+    "거실 조명을 켰어요. 오늘 서울은 대체로 맑고 낮 최고 기온은 십오 도로 어제보다 조금 "
+    "따뜻하겠습니다. 저녁에는 바람이 강하게 불 수 있으니 외출하실 때 겉옷을 챙기세요."
+)
+ECHO_LEAD_S = 0.5
+"""Silence before Sori's voice in the echo trials."""
+BELOW_DB = (20, 10, 0)
+"""How much quieter than the speaker the microphone hears the reply, in dB."""
+SAID_AT_S = (2.0, 5.5)
+"""Where the phrase is said in the reply, in seconds."""
+
+
+def hear_live(config: Config, detector, audio: np.ndarray, played: np.ndarray):
+    """(wake events, CPU seconds) of `audio` heard live while the speaker played `played`
+    from `ECHO_LEAD_S`."""
+    from sori.audio.played import PlayedAudio
+    from sori.conversation.listening import Conversation
+
+    conversation = Conversation(gated=True, live=True)
+    conversation.echo = PlayedAudio()
+    conversation.echo.add(int(ECHO_LEAD_S * 1e9), to_pcm16(played), RATE_HZ)
+    clock = ReplayClock()
+    hearing = build_hearing(config, None, None, clock, 0, detector, conversation)
+    cpu = time.process_time()
+    frames = frames_of(audio, config.audio.frame_ms)
+    found = [e for e in replay(frames, hearing, clock) if isinstance(e, WakeDetected)]
+    return found, time.process_time() - cpu
+
+
+def echo_trials(base: Config, clips, openers: dict[str, str]) -> dict:
+    """The `--echo` figures (see the module docstring)."""
+    from sori.assemble.speaking import REPLIES, build_voice
+    from sori.audio.augment import said_over
+    from sori.audio.format import to_pipeline
+
+    voice = build_voice(base)
+
+    def says(text: str) -> np.ndarray:
+        pcm = np.frombuffer(b"".join(voice.synthesize(text)), np.int16) / 32768
+        return np.frombuffer(to_pipeline(pcm, voice.rate_hz), np.int16).astype(np.float32)
+
+    config = replace(base, wake=replace(base.wake, phrases=FALSE_PHRASES))
+    detector = build_wake_detector(config)
+    lead = np.zeros(int(ECHO_LEAD_S * RATE_HZ), np.float32)
+    spoken_s, own, unchecked = 0.0, 0, 0
+    texts = [t for _, t, _ in clips] + [r.replace("{n}", "두") for r in REPLIES["ko"].values()]
+    for text in texts:
+        said = says(text)
+        audio = np.concatenate([lead, said, lead])
+        spoken_s += len(said) / RATE_HZ
+        own += len(hear_live(config, detector, audio, said)[0])
+        unchecked += len(hear_live(config, detector, audio, np.zeros_like(said))[0])
+
+    config = replace(base, wake=replace(base.wake, phrases=sorted(set(openers.values()))))
+    detector = build_wake_detector(config)
+    reply = says(REPLY)
+    found = {db: 0 for db in BELOW_DB}
+    trials = wrong = 0
+    audio_s = cpu_s = 0.0
+    for name, _, speech in clips:
+        if name not in openers:
+            continue
+        for at_s in SAID_AT_S:
+            for db in BELOW_DB:
+                opening = speech[: int(2.5 * RATE_HZ)]
+                audio = np.concatenate([lead, said_over(reply, opening, at_s, db)])
+                events, cpu = hear_live(config, detector, audio, reply)
+                audio_s += len(audio) / RATE_HZ
+                cpu_s += cpu
+                trials += db == BELOW_DB[0]
+                found[db] += any(e.phrase == openers[name] for e in events)
+                wrong += sum(e.phrase != openers[name] for e in events)
+    return {
+        "sori_speaking_minutes": round(spoken_s / 60, 1),
+        "self_wakes_per_hour_of_speech": round(own / spoken_s * 3600, 1),
+        "self_wakes_per_hour_without_own_voice_check": round(unchecked / spoken_s * 3600, 1),
+        "barge_in_trials_per_level": trials,
+        "barge_in_found_by_reply_below_speaker_db": {
+            str(db): round(n / trials, 3) for db, n in found.items()
+        },
+        "barge_in_wrong_phrase_detections": wrong,
+        "rtf_while_sori_speaks_one_core": round(cpu_s / audio_s, 4),
+    }
+
+
+def opening_words(clips) -> dict[str, str]:
+    """Each clip's first word, when it is a word of two syllables or more the model knows
+    (one syllable is no name to call)."""
+    from sori.stt.vosk import load_model
+
+    model = load_model()
+    openers = {}
+    for name, transcript, _ in clips:
+        first = transcript.split()[0]
+        if len(first) >= 2 and model.vosk_model_find_word(first) >= 0:
+            openers[name] = first
+    return openers
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--minutes", type=float, default=30.0, help="non-wake audio, minutes")
@@ -127,6 +233,10 @@ def main() -> int:
         "--denoise", choices=("off", "auto"), default=None,
         help="wake.denoise for this run (default: the config's)",
     )  # fmt: skip
+    parser.add_argument(
+        "--echo", action="store_true",
+        help="only the wake phrase while Sori speaks: self wakes and barge-ins",
+    )  # fmt: skip
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):
@@ -136,6 +246,8 @@ def main() -> int:
     base = Config()
     if args.denoise is not None:
         base = replace(base, wake=replace(base.wake, denoise=args.denoise))
+    if args.echo:
+        return report(echo_trials(base, clips, opening_words(clips)), args.json)
     if args.sweep:
         base = replace(base, wake=replace(base.wake, threshold=-100.0))
     false_scores: list[float] = []
@@ -157,14 +269,7 @@ def main() -> int:
     hours = audio_s / 3600
 
     # misses and latency
-    from sori.stt.vosk import load_model
-
-    model = load_model()
-    openers = {}  # each clip's first word, when it is a word of two syllables or more the
-    for name, transcript, _ in clips:  # model knows (one syllable is no name to call)
-        first = transcript.split()[0]
-        if len(first) >= 2 and model.vosk_model_find_word(first) >= 0:
-            openers[name] = first
+    openers = opening_words(clips)
     config = replace(base, wake=replace(base.wake, phrases=sorted(set(openers.values()))))
     detector = build_wake_detector(config)
     voices = [c[2] for c in clips]
@@ -226,7 +331,11 @@ def main() -> int:
             }
             for t in (-10.0, -6.0, -4.0, -2.0, 0.0, 2.0, 4.0)
         }
-    if args.json:
+    return report(result, args.json)
+
+
+def report(result: dict, as_json: bool) -> int:
+    if as_json:
         print(json.dumps(result, ensure_ascii=False))
     else:
         for key, value in result.items():

@@ -92,14 +92,19 @@ def write_config(folder: Path, mqtt_url: str, extra: str = "", wake: str = WAKE_
     return path
 
 
-def build(config_path: Path, output: Path, **kw):
-    from sori.assemble.daemon import build_daemon
+def load(config_path: Path) -> tuple[Any, Any]:
+    """(config, home) of the file, as `sori run --config` reads them."""
     from sori.commands.options import load_home
 
-    args = argparse.Namespace(config=str(config_path), fixtures=None)
-    config, home = load_home(args)
+    return load_home(argparse.Namespace(config=str(config_path), fixtures=None))
+
+
+def build(config_path: Path, output: Path, **kw):
+    from sori.assemble.daemon import build_daemon
+
+    config, home = load(config_path)
     return build_daemon(
-        config, home, str(output), lambda: load_home(args), warm_presets=False, **kw
+        config, home, str(output), lambda: load(config_path), warm_presets=False, **kw
     )
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from echo_kit import LEAD_S, REPLY, over_the_reply
 from sori.audio.augment import make_noise, mix_at_snr, to_pcm16
 from sori.audio.format import write_wav
 from sori.audio.sources import FileSource
@@ -187,3 +188,59 @@ def test_wake_denoise_auto_hears_a_phrase_white_noise_masks_for_the_raw_detector
     assert isinstance(detector, AutoDenoisedWake) and detector.room.decisions[-1][1]
     assert [r["phrase"] for r in scan(clean, config, detector)] == ["육십"]
     assert not detector.room.decisions[-1][1]  # quiet: raw
+
+
+@pytest.fixture(scope="module")
+def reply_echo(config) -> np.ndarray:
+    from echo_kit import sori_says
+
+    return sori_says(config, REPLY)
+
+
+def wakes_in(audio: np.ndarray, config: Config, detector, said: np.ndarray | None) -> list:
+    """Wake events of `audio` heard live, while Sori's speaker played `said` from `LEAD_S`
+    (None: it was silent)."""
+    from sori.assemble.hearing import build_hearing
+    from sori.audio.played import PlayedAudio
+    from sori.audio.ring import FrameChunker
+    from sori.conversation.listening import Conversation
+    from sori.events import WakeDetected
+    from sori.pacing import ReplayClock, replay
+
+    conversation = Conversation(gated=True, live=True)
+    if said is not None:
+        conversation.echo = PlayedAudio()
+        conversation.echo.add(int(LEAD_S * 1e9), to_pcm16(said), 16000)
+    clock = ReplayClock()
+    hearing = build_hearing(config, None, None, clock, 0, detector, conversation)
+    frames = FrameChunker(config.audio.frame_ms).push(to_pcm16(audio))
+    events = replay(frames, hearing, clock)
+    return [e for e in events if isinstance(e, WakeDetected)]
+
+
+def test_while_sori_speaks_a_phrase_said_over_its_voice_wakes_mid_utterance(
+    clips, config, detector, reply_echo
+):
+    """The voice detector hears Sori's reply and the phrase said over it as one utterance:
+    while Sori speaks, the detector listens all through it (fresh streams every rearm_s);
+    when Sori is silent, a phrase in the middle of an utterance is no wake phrase."""
+    audio, _ = over_the_reply(reply_echo, clips[PHRASES["현재"]], at_s=3.0, below_db=20)
+    found = wakes_in(audio, config, detector, said=reply_echo)
+    assert [e.phrase for e in found] == ["현재"]
+    said_at = LEAD_S + 3.0 + 0.66  # "현재" is 0.66-1.05 s into its clip
+    assert said_at - 0.2 < found[0].start_ns / 1e9 < found[0].end_ns / 1e9 < said_at + 0.6
+    assert wakes_in(audio, config, detector, said=None) == []
+
+
+def test_a_phrase_in_sori_s_own_voice_is_no_wake_phrase(clips, config, detector, reply_echo):
+    """Sori's speaker says "현재" itself, 3 s into a reply (a recording it plays): the
+    microphone hears it, and it is looked for in what Sori was saying then and ignored.
+    Heard while Sori played only silence, the same audio wakes."""
+    with wave.open(str(clips[PHRASES["현재"]])) as w:
+        clip = np.frombuffer(w.readframes(int(2.5 * w.getframerate())), np.int16)
+    said = np.concatenate([reply_echo[:48000], clip.astype(np.float32), reply_echo[48000:]])
+    heard = np.concatenate([np.zeros(int(LEAD_S * 16000), np.float32), said])
+    assert [e.phrase for e in wakes_in(heard, config, detector, said=np.zeros_like(said))] == [
+        "현재"
+    ]
+    assert wakes_in(heard, config, detector, said=said) == []

@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 
+import numpy as np
+
 from daemon_kit import build, serve_api, write_config
 from sori.conversation.listening import Conversation
 
@@ -109,3 +111,50 @@ def test_with_wake_only_the_phrase_stops_a_reply_and_opens_the_window(tmp_path, 
     assert spoken.interrupted
     assert daemon.metrics.barge_ins == 1
     assert 4.0 < listening["listening_s"] <= 5.0 and listening["wakes"] == 1
+
+
+def test_the_phrase_said_over_sori_s_reply_stops_it_and_opens_the_window(
+    tmp_path, mosquitto, shared_dir
+):
+    """Live, with a speaker: the microphone (a file paced like one) hears the reply Sori is
+    playing and "현재" said over it 3 s in, as one utterance. The phrase stops the reply
+    (about 15 s long) and opens the listening window; the reply played until then."""
+    from daemon_kit import load
+    from echo_kit import LEAD_S, REPLY, over_the_reply, sori_says
+    from sori.assemble.hearing import open_hearing
+    from sori.audio.augment import to_pcm16
+    from sori.audio.format import write_wav
+    from sori.config import Config
+    from sori.pacing import pace
+    from test_daemon import SlowSpeaker, closing
+
+    config_path = write_config(tmp_path, mosquitto, wake='\n[wake]\nphrases = ["현재"]\n')
+    daemon = build(config_path, tmp_path / "reply.wav", input_name="mic")
+    daemon.player.sink = SlowSpeaker()
+    clip = shared_dir / "audio" / "ko-read" / "zeroth_104_003_0253.wav"
+    heard, clip_end_s = over_the_reply(sori_says(Config(), REPLY), clip, 3.0, below_db=20)
+    mic = tmp_path / "mic.wav"  # the echo stops soon after the phrase, as the reply does
+    write_wav(mic, to_pcm16(np.concatenate([heard[: int(clip_end_s * 16000)], np.zeros(16000)])))
+    origin: list[int] = []
+
+    def like_a_microphone(frames, origin_ns):
+        origin.append(origin_ns)
+        return pace(frames, daemon.clock, origin_ns)
+
+    async def main():
+        config, _ = load(config_path)
+        _, events = await asyncio.to_thread(
+            open_hearing, str(mic), config, daemon.understanding, daemon.clock,
+            daemon.conversation, None, like_a_microphone,
+        )  # fmt: skip
+        listening = asyncio.create_task(daemon.listen(events))
+        await asyncio.sleep(max(0.0, (origin[0] - daemon.clock.now_ns()) / 1e9 + LEAD_S))
+        spoken = await daemon.player.say(REPLY)
+        window = daemon.health()["listening"]
+        await listening
+        return spoken, window
+
+    spoken, window = asyncio.run(closing(daemon, main()))
+    assert spoken.interrupted and daemon.metrics.barge_ins == 1
+    assert 3.5e9 < spoken.audio_ns < 12e9  # played up to the phrase, cut well before its end
+    assert window["wakes"] == 1 and window["listening_s"] > 0

@@ -8,21 +8,37 @@ nothing is) and whether an utterance that begins now is a command without a wake
 also goes through the detector; the phrase it finds opens the utterance, and the audio
 after the phrase is handed back for the recognizer, so "소리야 불 켜줘" is understood as
 "불 켜줘".
+
+A wake phrase follows a pause, so a detector may hear only an utterance's start. While
+Sori speaks there is no pause: without echo cancellation the voice detector hears the reply
+and a user's "소리야" over it as one utterance. So while the gate's `echo` says Sori is
+speaking, a fresh detector stream begins every `WakeDetector.rearm_s` of the utterance
+(their windows overlap), and a phrase anywhere in it stops the reply (barge-in, the
+daemon's part). A phrase heard then is first looked for in what Sori itself was saying
+(`WakeDetector.heard_in`): found there, it is Sori's own voice, and ignored.
 """
 
 from __future__ import annotations
 
+import logging
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from sori.audio.format import AudioFrame
+from sori.audio.played import PlayedAudio
 from sori.clock import Clock
 from sori.events import WakeDetected
 from sori.wake.base import Detection, WakeDetector, WakeStream
 
+log = logging.getLogger(__name__)
+
+ECHO_LATENCY_S = 0.3
+"""How late the microphone may hear what the speaker was handed, in seconds (the output's
+and the input's buffers): Sori's audio that long before a phrase is looked in too."""
 MAX_WAKE_FRAMES = 500
-"""Frames of an utterance kept for the command after a wake phrase (10 s of 20 ms)."""
+"""Latest frames of an utterance kept for the command after a wake phrase (10 s of 20 ms)."""
 
 
 class Gate(Protocol):
@@ -30,6 +46,8 @@ class Gate(Protocol):
     recognizer at all, and whether an utterance is a command without a wake phrase."""
 
     muted: bool
+    echo: PlayedAudio | None
+    """What Sori's speaker played, which the microphone hears back; None: nothing."""
 
     def is_open(self, t_ns: int) -> bool:
         """Whether an utterance beginning at stream time `t_ns` (clock-comparable) is
@@ -41,6 +59,7 @@ class NeverOpen:
     """A gate that hears commands only after a wake phrase (`sori wake`, benchmarks)."""
 
     muted = False
+    echo = None
 
     def is_open(self, t_ns: int) -> bool:
         return False
@@ -56,17 +75,28 @@ class Woken:
     """The utterance's frames so far that end after the phrase: the command's start."""
 
 
+@dataclass(slots=True)
+class _Spot:
+    """One detector stream over part of an utterance."""
+
+    stream: WakeStream
+    first_ns: int
+    """Stream time of its first frame, without the origin."""
+
+
 @dataclass
 class _Utterance:
     """Bookkeeping of one utterance heard by the wake detector."""
 
     utterance_id: int
-    stream: WakeStream
-    first_ns: int
-    """Stream time of its first frame (the pre-roll's), without the origin."""
-    frames: list[AudioFrame] = field(default_factory=list)
-    """Its frames so far (up to `MAX_WAKE_FRAMES`): the command after a wake phrase is fed
-    from here."""
+    spots: list[_Spot]
+    """Its detector streams still listening, oldest first."""
+    last_spot_ns: int
+    """Stream time where the newest stream began."""
+    frames: deque[AudioFrame] = field(default_factory=lambda: deque(maxlen=MAX_WAKE_FRAMES))
+    """Its latest frames: the command after a wake phrase is fed from here."""
+    woken: bool = False
+    """A wake phrase has opened it: no stream listens for another."""
 
 
 class WakeGate:
@@ -111,26 +141,28 @@ class WakeGate:
         (feed it that frame and the rest). Nothing happens when ungated."""
         if not self.gated:
             return
-        t0 = time.perf_counter_ns()
-        stream = self.detector.open_stream()  # type: ignore[union-attr]
-        self.busy_ns += time.perf_counter_ns() - t0
-        self._utt = _Utterance(utterance_id, stream, first.start_ns)
+        spot = self._spot(first, within=False)
+        self._utt = _Utterance(utterance_id, [spot], first.start_ns)
 
     def feed(self, frame: AudioFrame) -> Woken | None:
         """One more frame of the open utterance; the wake phrase if it ends here."""
         utt = self._utt
         assert utt is not None
-        if len(utt.frames) < MAX_WAKE_FRAMES:
-            utt.frames.append(frame)
+        utt.frames.append(frame)
+        if self._rearms(utt, frame):
+            utt.spots.append(self._spot(frame, within=True))
+            utt.last_spot_ns = frame.start_ns
         t0 = time.perf_counter_ns()
-        found = utt.stream.feed(frame.pcm)
+        woken = None
+        for spot in utt.spots:
+            event = self._heard(utt, spot, spot.stream.feed(frame.pcm))
+            if event is not None:
+                woken = self._woken(utt, spot, event)
+                break
+        else:
+            utt.spots = [spot for spot in utt.spots if not spot.stream.done]
         self.busy_ns += time.perf_counter_ns() - t0
-        if not found:
-            return None
-        event = self._detected(utt, found[0])
-        after = [f for f in utt.frames if self.origin_ns + f.end_ns > event.end_ns]
-        utt.frames.clear()
-        return Woken(event, after)
+        return woken
 
     def finish(self) -> WakeDetected | None:
         """The utterance ended: a wake phrase found at its very end (nothing follows it)."""
@@ -138,16 +170,74 @@ class WakeGate:
         assert utt is not None
         self._utt = None
         t0 = time.perf_counter_ns()
-        found = utt.stream.finish()
+        event = None
+        for spot in utt.spots:
+            found = spot.stream.finish()
+            event = event or self._heard(utt, spot, found)
         self.busy_ns += time.perf_counter_ns() - t0
-        return self._detected(utt, found[0]) if found else None
+        return event
 
     def drop(self) -> None:
         """Muted: forget the open utterance."""
+        if self._utt is not None:
+            for spot in self._utt.spots:
+                spot.stream.close()
         self._utt = None
 
-    def _detected(self, utt: _Utterance, found: Detection) -> WakeDetected:
-        base = self.origin_ns + utt.first_ns
+    def _spot(self, first: AudioFrame, within: bool) -> _Spot:
+        t0 = time.perf_counter_ns()
+        stream = self.detector.open_stream(within=within)  # type: ignore[union-attr]
+        self.busy_ns += time.perf_counter_ns() - t0
+        return _Spot(stream, first.start_ns)
+
+    def _rearms(self, utt: _Utterance, frame: AudioFrame) -> bool:
+        """Whether a fresh stream begins with `frame`: Sori speaks, nothing has woken the
+        utterance yet, and no stream hears a phrase beginning here."""
+        echo = self.gate.echo  # type: ignore[union-attr]
+        if utt.woken or echo is None or not echo.speaking(self.origin_ns + frame.start_ns):
+            return False
+        if not utt.spots:
+            return True
+        rearm_s = self.detector.rearm_s  # type: ignore[union-attr]
+        return rearm_s is not None and frame.start_ns - utt.last_spot_ns >= int(rearm_s * 1e9)
+
+    def _heard(self, utt: _Utterance, spot: _Spot, found: list[Detection]) -> WakeDetected | None:
+        """The first of `spot`'s detections, unless it is Sori's own voice."""
+        if not found:
+            return None
+        event = self._detected(utt, spot, found[0])
+        return None if self._own_voice(utt, event) else event
+
+    def _own_voice(self, utt: _Utterance, event: WakeDetected) -> bool:
+        """Whether the phrase heard is in what Sori itself was saying then (the speaker's
+        latency allowed for before it), at the level the microphone heard."""
+        echo, detector = self.gate.echo, self.detector  # type: ignore[union-attr]
+        if echo is None or detector is None or not echo.speaking(event.start_ns):
+            return False
+        start_ns = event.start_ns - int(ECHO_LATENCY_S * 1e9)
+        heard = b"".join(
+            f.pcm for f in utt.frames
+            if self.origin_ns + f.end_ns > start_ns and self.origin_ns + f.start_ns < event.end_ns
+        )  # fmt: skip
+        said = echo.said_as_heard(start_ns, event.end_ns, heard)
+        if said is None or not detector.heard_in(event.phrase, said):
+            return False
+        log.info("wake phrase %r heard in Sori's own voice; ignored", event.phrase)
+        return True
+
+    def _woken(self, utt: _Utterance, spot: _Spot, event: WakeDetected) -> Woken:
+        """`spot` heard a phrase: the utterance is woken, the other streams stop."""
+        for other in utt.spots:
+            if other is not spot:
+                other.stream.close()
+        utt.spots = [spot] if not spot.stream.done else []
+        utt.woken = True
+        after = [f for f in utt.frames if self.origin_ns + f.end_ns > event.end_ns]
+        utt.frames.clear()
+        return Woken(event, after)
+
+    def _detected(self, utt: _Utterance, spot: _Spot, found: Detection) -> WakeDetected:
+        base = self.origin_ns + spot.first_ns
         return WakeDetected(
             self.clock.now_ns(), utt.utterance_id, found.phrase,
             base + int(found.start_s * 1e9), base + int(found.end_s * 1e9), found.score,

@@ -59,6 +59,9 @@ def build_daemon(
     registry = build_registry(config, home, timers, clock, build_handlers(config))
     answerer = build_answerer(config, home)
     player = Player(build_sink(output), cache, clock)
+    conversation = build_conversation(config, input_name, no_wake)
+    if conversation.live:  # the microphone hears the speaker: Sori's own voice
+        conversation.echo = player.played
     thinker, closers, stoppers, threads = (
         start_thinking(config, presets) if config.daemon.thinking else (None, [], [], [])
     )
@@ -76,7 +79,7 @@ def build_daemon(
         followups=FollowUps(
             understanding, config.conversation.context_s, config.conversation.brightness_step
         ),
-        conversation=build_conversation(config, input_name, no_wake),
+        conversation=conversation,
     )
 
     def reload() -> str:

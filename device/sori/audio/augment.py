@@ -85,6 +85,23 @@ def mix_at_snr(speech: np.ndarray, noise: np.ndarray, snr_db: float) -> np.ndarr
     return (speech + gain * noise).astype(np.float32)
 
 
+def said_over(
+    background: np.ndarray, speech: np.ndarray, at_s: float, above_db: float
+) -> np.ndarray:
+    """`background` (Sori's own reply, as the microphone hears it) with `speech` said over
+    it from `at_s` seconds, the speech's voiced parts `above_db` louder than the
+    background's; float32 at the speech's scale, as long as the longer of the two."""
+    background = np.asarray(background, dtype=np.float64)
+    speech = np.asarray(speech, dtype=np.float64)
+    start = int(at_s * RATE_HZ)
+    mixed = np.zeros(max(len(background), start + len(speech)))
+    speech_rms, background_rms = _voiced_rms(speech), _voiced_rms(background)
+    if background_rms:
+        mixed[: len(background)] = background * speech_rms / background_rms / 10 ** (above_db / 20)
+    mixed[start : start + len(speech)] += speech
+    return mixed.astype(np.float32)
+
+
 def at_dbfs(signal: np.ndarray, dbfs: float) -> np.ndarray:
     """`signal` scaled to an RMS of `dbfs` decibels relative to 16-bit full scale."""
     signal = np.asarray(signal, dtype=np.float64)
@@ -156,6 +173,13 @@ def to_pcm16(signal: np.ndarray) -> bytes:
 
 def _rms(signal: np.ndarray) -> float:
     return float(np.sqrt(np.mean(np.square(signal)))) if signal.size else 0.0
+
+
+def _voiced_rms(signal: np.ndarray) -> float:
+    """RMS of the samples above a twentieth of the peak: the voice, not its pauses."""
+    if not signal.size:
+        return 0.0
+    return _rms(signal[np.abs(signal) > 0.05 * np.abs(signal).max()])
 
 
 def _unit_rms(signal: np.ndarray) -> np.ndarray:

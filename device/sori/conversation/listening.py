@@ -9,6 +9,10 @@ a window:
 Anything else (the TV, a conversation in the room) is ignored: no turn, no reply.
 Muted, nothing reaches the recognizer; the state is kept in a small file across restarts.
 
+Live, `echo` is what Sori's speaker played (`sori.audio.played`): while Sori speaks, the
+hearing pipeline listens for the wake phrase all through an utterance, since the reply and
+a user's "소리야" over it are one utterance to the voice detector.
+
 Windows are counted on the hearing stream's clock (for a microphone, the daemon's clock).
 A live microphone's follow-up window opens when the reply has been spoken; with a file as
 input, where the reply is never heard, it opens at the end of the utterance that made
@@ -23,6 +27,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from sori.audio.played import PlayedAudio
 from sori.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -53,6 +58,9 @@ class Conversation:
         self.open_until_ns = 0
         """Stream time until which an utterance that begins is heard as a command."""
         self.wakes = 0
+        self.echo: PlayedAudio | None = None
+        """What Sori's speaker played into the room the microphone hears (live only; set
+        by the daemon's builder)."""
         self._lock = threading.Lock()  # hearing runs on a worker thread
         self.muted = self._load_muted(muted)
 

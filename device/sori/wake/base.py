@@ -46,12 +46,30 @@ class WakeStream(Protocol):
         """No more audio: detections still pending; the stream is done."""
         ...
 
+    def close(self) -> None:
+        """Stop listening and decide nothing more (another stream made the utterance's
+        detection, or the microphone was muted); the stream is done."""
+        ...
+
 
 class WakeDetector(Protocol):
-    """A loaded wake-phrase detector; streams are opened one at a time."""
+    """A loaded wake-phrase detector. Several of its streams may be open at once (while
+    Sori speaks, `sori.wake_gate` starts one every `rearm_s`); each is fed from one thread."""
 
     name: str
     phrases: list[str]
     """The phrases it listens for, as configured."""
+    rearm_s: float | None
+    """A stream hears only a phrase that begins within this many seconds of its start, so
+    for a phrase anywhere in a long utterance a fresh stream must begin this often; None: a
+    stream hears all of an utterance."""
 
-    def open_stream(self) -> WakeStream: ...
+    def open_stream(self, within: bool = False) -> WakeStream:
+        """A stream for an utterance from its start, or from `within` it (while Sori
+        speaks: no pause, no pre-roll before what it hears)."""
+        ...
+
+    def heard_in(self, phrase: str, pcm: bytes) -> bool:
+        """Whether `phrase` is heard in `pcm` alone: what Sori's speaker was playing while
+        the phrase was detected (found there, it was Sori's own voice)."""
+        ...

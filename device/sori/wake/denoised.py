@@ -27,10 +27,18 @@ class AutoDenoisedWake:
         self.inner = detector
         self.name = detector.name
         self.phrases = detector.phrases
+        self.rearm_s = detector.rearm_s
         self.room = room
         """The decision, the denoisers and the decisions so far (sori.audio.denoise)."""
 
-    def open_stream(self) -> AutoDenoisedWakeStream:
+    def heard_in(self, phrase: str, pcm: bytes) -> bool:
+        return self.inner.heard_in(phrase, pcm)  # Sori's voice as played: no room noise
+
+    def open_stream(self, within: bool = False) -> WakeStream:
+        """An utterance's start, raw or denoised; from `within` one, raw: no pre-roll measures
+        the room there, and the denoiser does not take out Sori's own voice."""
+        if within:
+            return self.inner.open_stream(within=True)
         return AutoDenoisedWakeStream(self.room.utterance(), self.inner.open_stream())
 
 
@@ -67,6 +75,11 @@ class AutoDenoisedWakeStream:
             tail = self._release()
             found += self._inner.feed(tail) if tail else []
         return self._shifted(found + self._inner.finish())
+
+    def close(self) -> None:
+        if self._audio is not None:
+            self._release()
+        self._inner.close()
 
     def _release(self) -> bytes:
         """Stop denoising: the held-back tail (nothing when raw)."""

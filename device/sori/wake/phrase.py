@@ -5,7 +5,10 @@ A wake phrase begins an utterance: it follows a pause ("소리야", "소리야 �
 one calls a person by name. So only the start of each utterance is decoded (`spot_seconds`:
 `LEAD_S` and the longest phrase said slowly), and only a phrase beginning within `LEAD_S`
 of it is a candidate; the rest of a long utterance, a TV sentence or a conversation, costs
-nothing (nor does denoising it, `wake.denoise = "auto"`).
+nothing (nor does denoising it, `wake.denoise = "auto"`). While Sori speaks, its own voice
+and the user's phrase are one utterance to the voice detector: the hearing pipeline then
+opens a fresh stream every `LEAD_S` (`rearm_s`), so some stream's start is near the phrase
+(sori.wake_gate); each stream has a spotter of its own, from a small pool.
 
 1. Spotting. One vosk recognizer decodes the utterance's start with a small grammar: the
    wake phrases (each listed `WEIGHT` times) among some two thousand Korean syllables the
@@ -13,11 +16,12 @@ nothing (nor does denoising it, `wake.denoise = "auto"`).
    where the audio fits it better than syllables do. Syllables that sound like a phrase
    (`near`: a few jamo apart, 징 벙 셕 for 김범석) are a candidate as well.
 2. Checking. A grammar decoder turns other words into a wake word with high confidence
-   ("소리를" → "소리야"), so each candidate is decoded again from the utterance's start to
-   the phrase's end: once constrained to the phrase, once free-form (the model's whole
-   vocabulary and language model). The likelihood ratio, constrained minus free-form
-   total path score per second, is above 0 when the phrase was said (the free decode
-   finds the same words) and far below when it was not (the constrained decode forces
+   ("소리를" → "소리야"), so each candidate is decoded again from the utterance's start
+   (from `CHECK_LEAD_S` before the candidate, for a stream within an utterance) to the
+   phrase's end: once constrained to the phrase, once free-form (the model's whole
+   vocabulary and language model). The likelihood ratio, constrained minus free-form total
+   path score per second, is above 0 when the phrase was said (the free decode finds the
+   same words) and far below when it was not (the constrained decode forces
    wrong words onto the audio): a detection needs `score >= threshold`. The free-form
    decoder is kept and reset between checks; only candidates pay for it.
 """
@@ -28,6 +32,7 @@ import json
 import logging
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from sori.errors import ConfigError
@@ -50,6 +55,17 @@ TAIL_S = 0.2
 WEIGHT = 10
 """How many times each wake phrase is listed in the spotting grammar: a heavier phrase is
 missed less and spotted wrongly more often, which the check then rejects."""
+CHECK_LEAD_S = 0.5
+"""In a stream within an utterance, the check decodes from this many seconds before a
+candidate's spotted start: room for a start spotted a little late, and little of what came
+before (Sori's own voice, the phrase said over it). At an utterance's start it decodes from
+the start, a pause: measured on bench_wake's seed 7, decoding from here there too traded
+a miss for a false wake."""
+ECHO_MARGIN = 3.0
+"""A phrase detected while Sori speaks is Sori's own voice when what the speaker played
+then checks as the phrase within this much of the threshold. Sori's audio is clean and
+aligned only roughly (`sori.wake_gate.ECHO_LATENCY_S`), so it scores lower than the
+microphone's; a phrase said over a reply that does not hold it scores far below."""
 PARTIAL_EVERY_S = 0.1
 """How often the spotter's partial hypothesis is read, in seconds of audio. When it shows
 a phrase, the spotter's segment is closed at once, for the word times of a final result
@@ -130,12 +146,12 @@ class PhraseWakeDetector:
     """Wake phrases spotted among fillers and checked by likelihood ratio (see module)."""
 
     name = "phrase"
+    rearm_s = LEAD_S
+    """A stream hears only a phrase that begins within `LEAD_S` of its start."""
 
     def __init__(
         self, model: Any, phrases: list[str], threshold: float = DEFAULT_THRESHOLD
     ) -> None:
-        import vosk
-
         def known(word: str) -> bool:
             return model.vosk_model_find_word(word) >= 0
 
@@ -148,18 +164,11 @@ class PhraseWakeDetector:
         self._spoken = [" ".join(w) for w in self.words]
         self.targets = ["".join(w) for w in self.words]
         """Each phrase's syllables, as spotted runs are compared with it (`near`)."""
-        grammar = [*self._spoken * WEIGHT, *fillers(known)]
-        self._spotter = vosk.KaldiRecognizer(
-            model, RATE_HZ, json.dumps(grammar, ensure_ascii=False)
-        )
-        self._spotter.SetWords(True)
+        self._grammar = json.dumps([*self._spoken * WEIGHT, *fillers(known)], ensure_ascii=False)
+        self._idle: list[Spotter] = [self._new_spotter()]
+        """Spotters no stream is using; streams open at once (Sori speaking) add more."""
         self._free = self._scorer(None)
         self._constrained = {text: self._scorer([text]) for text in set(self._spoken)}
-        self.spotted_bytes = 0
-        """Audio the spotter has decoded since it was made: vosk's word times run on across
-        resets, so each stream subtracts where it began."""
-        self.last_checks: list[tuple[str, float]] = []
-        """(phrase, score) of the candidates checked in the last stream, for calibration."""
         self._decode(self._free, bytes(BYTES_PER_S // 2))  # a free decoder's first run is slow
 
     def _scorer(self, grammar: list[str] | None) -> Any:
@@ -190,19 +199,53 @@ class PhraseWakeDetector:
         free = self._decode(self._free, window)
         return (constrained - free) / seconds
 
-    def open_stream(self) -> PhraseWakeStream:
-        self._spotter.Reset()
-        self.last_checks = []
-        return PhraseWakeStream(self)
+    def heard_in(self, phrase: str, pcm: bytes) -> bool:
+        """Whether `pcm` alone checks as `phrase` within `ECHO_MARGIN` of the threshold."""
+        spoken = self._spoken[self.phrases.index(phrase)]
+        score = self.score(spoken, pcm)
+        log.debug("wake phrase %r in Sori's own audio: score %.2f", phrase, score)
+        return score >= self.threshold - ECHO_MARGIN
+
+    def open_stream(self, within: bool = False) -> PhraseWakeStream:
+        """A stream at an utterance's start, or `within` one (checked from just before
+        each candidate, not from the stream's start)."""
+        spotter = self._idle.pop() if self._idle else self._new_spotter()
+        spotter.rec.Reset()
+        return PhraseWakeStream(self, spotter, CHECK_LEAD_S if within else None)
+
+    def _new_spotter(self) -> Spotter:
+        import vosk
+
+        rec = vosk.KaldiRecognizer(self.model, RATE_HZ, self._grammar)
+        rec.SetWords(True)
+        return Spotter(rec)
+
+    def give_back(self, spotter: Spotter) -> None:
+        """A stream is done with `spotter`."""
+        self._idle.append(spotter)
+
+
+@dataclass(slots=True)
+class Spotter:
+    """One spotting recognizer and how much audio it has decoded since it was made
+    (vosk's word times run on across resets, so each stream subtracts where it began)."""
+
+    rec: Any
+    decoded_bytes: int = 0
 
 
 class PhraseWakeStream:
     """The start of one utterance through the spotter; candidates are checked as they
     settle, and at most one detection is made (the phrase that opens the utterance)."""
 
-    def __init__(self, detector: PhraseWakeDetector) -> None:
+    def __init__(
+        self, detector: PhraseWakeDetector, spotter: Spotter, check_lead_s: float | None
+    ) -> None:
         self._d = detector
-        self._origin_s = detector.spotted_bytes / BYTES_PER_S
+        self._spotter = spotter
+        self._check_lead_s = check_lead_s
+        """How long before a candidate its check begins; None: at the stream's start."""
+        self._origin_s = spotter.decoded_bytes / BYTES_PER_S
         self._audio = bytearray()
         self._done: list[dict] = []
         """Words of the spotter's final results so far (with start/end seconds)."""
@@ -227,8 +270,8 @@ class PhraseWakeStream:
 
     def _spot(self, pcm: bytes) -> list[Detection]:
         self._audio += pcm
-        self._d.spotted_bytes += len(pcm)
-        rec = self._d._spotter
+        self._spotter.decoded_bytes += len(pcm)
+        rec = self._spotter.rec
         if rec.AcceptWaveform(pcm):
             self._done += json.loads(rec.Result()).get("result", [])
             return self._candidates()
@@ -245,7 +288,8 @@ class PhraseWakeStream:
         if self._finished:
             return []
         self._finished = True
-        self._done += json.loads(self._d._spotter.FinalResult()).get("result", [])
+        self._done += json.loads(self._spotter.rec.FinalResult()).get("result", [])
+        self._d.give_back(self._spotter)
         return self._candidates()
 
     def _candidates(self) -> list[Detection]:
@@ -266,21 +310,22 @@ class PhraseWakeStream:
                 self._checked.add((index, start, end))
                 detection = self._check(index, start, end)
                 if detection is not None:
-                    self.finish_quietly()
+                    self.close()  # the utterance has made its one detection
                     return [detection]
         return []
 
-    def finish_quietly(self) -> None:
-        """Stop spotting: the utterance has made its one detection."""
+    def close(self) -> None:
         if not self._finished:
             self._finished = True
-            self._d._spotter.FinalResult()
+            self._spotter.rec.FinalResult()
+            self._d.give_back(self._spotter)
 
     def _check(self, index: int, start: float, end: float) -> Detection | None:
-        window = bytes(self._audio[: min(len(self._audio), int(end * RATE_HZ) * 2)])
+        lead = self._check_lead_s
+        first = 0 if lead is None else max(0, int((start - lead) * RATE_HZ)) * 2
+        window = bytes(self._audio[first : min(len(self._audio), int(end * RATE_HZ) * 2)])
         score = self._d.score(self._d._spoken[index], window)
         phrase = self._d.phrases[index]
-        self._d.last_checks.append((phrase, score))
         log.debug("wake candidate %r at %.2f-%.2f s: score %.2f", phrase, start, end, score)
         if score < self._d.threshold:
             return None

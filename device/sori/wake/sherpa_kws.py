@@ -107,6 +107,8 @@ class SherpaKwsWakeDetector:
     """Wake phrases spotted by sherpa-onnx's KeywordSpotter (see module)."""
 
     name = "sherpa-kws"
+    rearm_s = None
+    """The keyword spotter hears all of an utterance."""
 
     def __init__(
         self,
@@ -147,8 +149,13 @@ class SherpaKwsWakeDetector:
             provider=provider,
         )
 
-    def open_stream(self) -> SherpaKwsWakeStream:
+    def open_stream(self, within: bool = False) -> SherpaKwsWakeStream:
         return SherpaKwsWakeStream(self)
+
+    def heard_in(self, phrase: str, pcm: bytes) -> bool:
+        stream = self.open_stream()
+        found = stream.feed(pcm) + stream.finish()
+        return any(d.phrase == phrase for d in found)
 
 
 class SherpaKwsWakeStream:
@@ -179,6 +186,9 @@ class SherpaKwsWakeStream:
         found = self._decode()
         self._done = True
         return found
+
+    def close(self) -> None:
+        self._done = True
 
     def _decode(self) -> list[Detection]:
         spotter = self._spotter

@@ -1,0 +1,41 @@
+"""Sori's own voice as the microphone hears it back, and a user's phrase said over it."""
+
+from __future__ import annotations
+
+import wave
+from pathlib import Path
+
+import numpy as np
+
+from sori.audio.augment import said_over
+
+REPLY = (
+    "거실 조명을 켰어요. 오늘 서울은 대체로 맑고 낮 최고 기온은 십오 도로 어제보다 조금 "
+    "따뜻하겠습니다. 저녁에는 바람이 강하게 불 수 있으니 외출하실 때 겉옷을 챙기세요."
+)
+"""A long reply, about 15 s in the espeak-ng voice."""
+LEAD_S = 0.5
+"""Silence before the reply begins in `over_the_reply`'s audio."""
+
+
+def sori_says(config, text: str) -> np.ndarray:
+    """`text` in the config's voice (espeak-ng by default), 16 kHz, on the int16 scale."""
+    from sori.assemble.speaking import build_voice
+    from sori.audio.format import to_pipeline
+
+    voice = build_voice(config)
+    pcm = np.frombuffer(b"".join(voice.synthesize(text)), np.int16) / 32768
+    return np.frombuffer(to_pipeline(pcm, voice.rate_hz), np.int16).astype(np.float32)
+
+
+def over_the_reply(
+    echo: np.ndarray, clip: Path, at_s: float, below_db: float
+) -> tuple[np.ndarray, float]:
+    """`LEAD_S` of silence, then the reply with the clip's first 2.5 s (its opening word)
+    said over it from `at_s`, the reply `below_db` quieter; and where the clip ends, in
+    seconds."""
+    with wave.open(str(clip)) as w:
+        speech = np.frombuffer(w.readframes(int(2.5 * w.getframerate())), np.int16)
+    mixed = said_over(echo, speech.astype(np.float32), at_s, above_db=below_db)
+    lead = np.zeros(int(LEAD_S * 16000), np.float32)
+    return np.concatenate([lead, mixed]), LEAD_S + at_s + 2.5
