@@ -201,7 +201,8 @@ def test_satellite_hands_over_what_it_does_not_understand_and_plays_the_answer(
 
 def test_detect_uses_the_configured_wake_phrase(tmp_path, shared_dir):
     """[wake] phrases = ["지난해"]: detect on a clip that opens with it → detection, and
-    the info lists the phrase; a clip that does not → not-detected."""
+    the info lists the phrase; a clip that does not → not-detected; a long stream that says
+    it after other speech and a pause → detection (each utterance's start is heard)."""
     from sori.assemble.understanding import home_from_config
     from sori.wyoming_server import WyomingServer, load_services
 
@@ -245,14 +246,17 @@ def test_detect_uses_the_configured_wake_phrase(tmp_path, shared_dir):
             await client.disconnect()
             hit = await detect(server, pcm(WAKE_CLIP)[: 16000 * 2 * 4])
             miss = await detect(server, pcm(CLIP)[: 16000 * 2 * 4])
-            return info, hit, miss
+            # a satellite's microphone: other speech and pauses, the phrase 12 s in
+            later = await detect(server, pcm(CLIP) + bytes(32000 * 3) + pcm(WAKE_CLIP)[: 32000 * 4])
+            return info, hit, miss, later
         finally:
             await server.close()
 
-    info, hit, miss = asyncio.run(main())
+    info, hit, miss, later = asyncio.run(main())
     assert [m.phrase for m in info.wake[0].models] == ["지난해"]
     assert hit == "지난해"
     assert miss == ""
+    assert later == "지난해"
 
 
 def test_sori_run_with_wyoming_loads_the_recognizer_model_once(tmp_path, shared_dir):

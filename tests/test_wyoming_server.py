@@ -44,29 +44,37 @@ CLIP = "zeroth_104_003_0193.wav"
 
 
 class LoudnessWake:
-    """A stand-in wake detector of `sori.wake`'s shape (that package is not merged here):
-    it "hears" its phrase in the first frame louder than -20 dBFS."""
+    """A stand-in wake detector of `sori.wake`'s shape, for the wire protocol (the real one
+    is tested in test_wyoming_satellite): in each utterance the voice detector hears, it
+    "hears" its phrase in the first frame louder than -20 dBFS."""
 
     name = "loudness"
     phrases = ["소리야"]
+    rearm_s = None
 
-    def open_stream(self):
+    def open_stream(self, within=False):
         detector = self
 
         class Stream:
-            fired = False
+            done = False
 
             def feed(self, pcm: bytes):
                 import numpy as np
 
+                from sori.wake.base import Detection
+
                 x = np.frombuffer(pcm, "<i2").astype(float)
-                if not self.fired and np.sqrt(np.mean(x**2)) > 3276:
-                    self.fired = True
-                    return [type("D", (), {"phrase": detector.phrases[0]})()]
+                if not self.done and np.sqrt(np.mean(x**2)) > 3276:
+                    self.done = True
+                    return [Detection(detector.phrases[0], 0.0, 0.02, 1.0)]
                 return []
 
             def finish(self):
+                self.done = True
                 return []
+
+            def close(self):
+                self.done = True
 
         return Stream()
 
@@ -222,8 +230,9 @@ def test_synthesize_returns_audio_in_the_announced_format(server):
     assert 0.3 < seconds < 10
 
 
-def test_detect_reports_the_phrase_or_not_detected(server):
-    loud = (b"\x00\x40" * 1600) + bytes(3200)
+def test_detect_reports_the_phrase_or_not_detected(server, shared_dir):
+    with wave.open(str(shared_dir / "audio" / "ko-read" / CLIP)) as w:
+        loud = w.readframes(3 * 16000)  # speech, with peaks over -20 dBFS
     got = talk(
         server, [Detect(names=["소리야"]), *_audio_events(loud, 16000, 2, 1)], ("detection",)
     )

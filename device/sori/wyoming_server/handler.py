@@ -112,8 +112,9 @@ class SoriHandler:
             self.mode = "detect"
         elif AudioStart.is_type(event.type):
             start = AudioStart.from_event(event)
-            self.audio = AudioIn(start.rate, start.width, start.channels)
             self.mode = self.mode or "transcribe"  # audio alone is a transcription
+            endless = self.mode == "detect"  # a satellite listens for as long as it runs
+            self.audio = AudioIn(start.rate, start.width, start.channels, endless)
             await self._open()
         elif AudioChunk.is_type(event.type):
             if self.audio is None:
@@ -163,7 +164,7 @@ class SoriHandler:
 
     async def _open(self) -> None:
         if self.mode == "detect":
-            self.stream = await self._locked("wake", self.services.detector.open_stream)
+            self.stream = await self._locked("wake", self.services.listen_for_wake)
         else:
             self.stream = await self._locked("stt", self.services.recognizer.open_stream)
         self.heard = []

@@ -4,18 +4,24 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from functools import partial
+from typing import Any
 
 from sori import __version__
-from sori.assemble.hearing import hearing_recognizer
+from sori.assemble.hearing import build_hearing, hearing_recognizer
 from sori.assemble.speaking import build_voice, replies, voice_backend
 from sori.assemble.understanding import presets_from_config
+from sori.clock import MonotonicClock
 from sori.config import Config
 from sori.errors import DependencyError
 from sori.home import Home
 from sori.stt.base import SpeechRecognizer
 from sori.tts.base import Voice
+from sori.wake.base import WakeDetector
+from sori.wake_gate import NeverOpen
+from sori.wyoming_server.detecting import WakeListening
 
 ATTRIBUTION = ("Sori", "")
 """Who made the programs the info lists, and where they are from (no public address yet)."""
@@ -29,27 +35,6 @@ def require_wyoming() -> None:
         raise DependencyError(
             "the Wyoming server needs the wyoming package: pip install 'sori[wyoming]'"
         ) from None
-
-
-class WakeStream(Protocol):
-    """One audio stream through a wake detector (the shape of `sori.wake`'s streams)."""
-
-    def feed(self, pcm: bytes) -> list[Any]:
-        """16 kHz mono s16le in; detections (each with a `phrase`) completed by it."""
-        ...
-
-    def finish(self) -> list[Any]:
-        """No more audio: detections still pending."""
-        ...
-
-
-class WakePhrases(Protocol):
-    """A loaded wake-phrase detector (the shape of `sori.wake`'s `WakeDetector`)."""
-
-    name: str
-    phrases: list[str]
-
-    def open_stream(self) -> WakeStream: ...
 
 
 @dataclass
@@ -68,8 +53,11 @@ class Services:
     """The voice's name in the info (backend and model)."""
     not_understood: str
     """The reply sent with not-recognized."""
-    detector: WakePhrases | None = None
+    detector: WakeDetector | None = None
     """A wake-phrase detector, when one is configured; `detect` is refused without."""
+    listen_for_wake: Callable[[], WakeListening] | None = None
+    """A `detect` request's listener: the voice detector, then `detector` on each
+    utterance's start (None without a detector)."""
     satellite: Any = None
     """The satellite link (`sori.wyoming_server.satellite.SatelliteLink`) when Sori is a
     Home Assistant voice satellite ([wyoming] satellite in `sori run`); None: it is not."""
@@ -100,7 +88,7 @@ def load_services(
     home: Home,
     understanding: Any = None,
     voice: Voice | None = None,
-    detector: WakePhrases | None = None,
+    detector: WakeDetector | None = None,
     recognizer: SpeechRecognizer | None = None,
 ) -> Services:
     """Every model the server needs, from the config (blocking: models load here). The
@@ -124,7 +112,16 @@ def load_services(
         voice_name=voice_name(config),
         not_understood=replies(config.intents.language)["not_understood"],
         detector=detector,
+        listen_for_wake=None if detector is None else partial(wake_listening, config, detector),
     )
+
+
+def wake_listening(config: Config, detector: WakeDetector) -> WakeListening:
+    """A listener for one `detect` request: a fresh voice detector (it keeps state) before
+    the shared wake detector, as `sori wake` hears a file."""
+    clock = MonotonicClock()
+    hearing = build_hearing(config, None, None, clock, clock.now_ns(), detector, NeverOpen())
+    return WakeListening(hearing, config.audio.frame_ms)
 
 
 def describe(services: Services) -> Any:

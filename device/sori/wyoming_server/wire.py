@@ -74,13 +74,17 @@ class AudioIn:
     through as it comes when the client sends that format, else gathered and converted
     at the end (a whole-utterance resample has no seams between chunks)."""
 
-    def __init__(self, rate_hz: int, width: int, channels: int) -> None:
+    def __init__(self, rate_hz: int, width: int, channels: int, endless: bool = False) -> None:
+        """`endless`: a stream with no end in view (`detect`: a satellite's microphone),
+        not limited to `MAX_UTTERANCE_S` when it comes in the pipeline's format (nothing is
+        held back then)."""
         if width not in WIDTH_FORMATS:
             raise AudioError(f"audio width {width} bytes: send 1, 2 or 4 (2 = 16-bit)")
         self.rate_hz = check_rate(rate_hz, "audio-start")
         self.width = width
         self.channels = check_channels(channels, "audio-start")
         self.native = (rate_hz, width, channels) == (RATE_HZ, 2, 1)
+        self.limited = not (endless and self.native)
         self._held = bytearray()
         self._bytes = 0
 
@@ -92,7 +96,8 @@ class AudioIn:
                 f"differs from audio-start's {self.rate_hz}/{self.width}/{self.channels}"
             )
         self._bytes += len(chunk.audio)
-        if self._bytes > MAX_UTTERANCE_S * self.rate_hz * self.width * self.channels:
+        most = MAX_UTTERANCE_S * self.rate_hz * self.width * self.channels
+        if self.limited and self._bytes > most:
             raise AudioError(f"more than {MAX_UTTERANCE_S} s of audio in one request")
         self._held += chunk.audio
         return self._frames() if self.native else []
