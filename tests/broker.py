@@ -38,11 +38,13 @@ def mosquitto(tmp_path_factory) -> Iterator[str]:
     if not shutil.which(exe):
         pytest.fail("mosquitto is not installed; run 'bash scripts/install.sh --test'")
     port = free_port()
-    conf = tmp_path_factory.mktemp("mosquitto") / "mosquitto.conf"
+    folder = tmp_path_factory.mktemp("mosquitto")
+    conf = folder / "mosquitto.conf"
     conf.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n")
-    proc = subprocess.Popen(
-        [exe, "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
+    # Its log goes to a file: a pipe nobody reads fills after some 350 connections, and
+    # then the broker stops answering.
+    with open(folder / "mosquitto.log", "wb") as log:
+        proc = subprocess.Popen([exe, "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=log)
     try:
         wait_for_port(port)
         yield f"mqtt://127.0.0.1:{port}"
