@@ -57,8 +57,9 @@ class Player:
         self.emit = emit
         self.piece_ms = piece_ms
         """Audio is handed to the sink in pieces this long, so a stop takes effect fast."""
-        self.played = PlayedAudio()
-        """What a speaker sink played, and when (the microphone hears it back)."""
+        self.played: PlayedAudio | None = None
+        """Where to record what a speaker sink plays, and when, for a microphone that hears
+        it back (set by the daemon's builder when one listens); None: not recorded."""
         self._lock = asyncio.Lock()
         self._epoch = 0
         self._playing = False
@@ -182,7 +183,8 @@ class Player:
             if first is None:
                 first = now
             if self.sink.realtime:
-                self.played.add(now, piece, rate_hz)
+                if self.played is not None:
+                    self.played.add(now, piece, rate_hz)
                 await asyncio.to_thread(self.sink.write, piece, rate_hz)
             else:
                 self.sink.write(piece, rate_hz)

@@ -20,6 +20,7 @@ from sori.assemble.state import build_answerer, reload_answerer
 from sori.assemble.thinking import start_thinking
 from sori.assemble.understanding import Swappable, presets_from_config
 from sori.assemble.wake import build_conversation
+from sori.audio.played import PlayedAudio
 from sori.clock import Clock, MonotonicClock
 from sori.config import Config
 from sori.conversation.context import FollowUps
@@ -61,7 +62,7 @@ def build_daemon(
     player = Player(build_sink(output), cache, clock)
     conversation = build_conversation(config, input_name, no_wake)
     if conversation.live:  # the microphone hears the speaker: Sori's own voice
-        conversation.echo = player.played
+        player.played = conversation.echo = PlayedAudio()
     thinker, closers, stoppers, threads = (
         start_thinking(config, presets) if config.daemon.thinking else (None, [], [], [])
     )
