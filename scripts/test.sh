@@ -5,4 +5,7 @@ cd "$(dirname "$0")/.."
 bash scripts/install.sh --test
 .venv/bin/ruff check device tests scripts
 .venv/bin/ruff format --check device tests scripts
-exec .venv/bin/python -m pytest "$@"
+# One worker per core, at most 4 (each loads its own models); a test file stays on one
+# worker, so its module fixtures load once. SORI_TEST_WORKERS=0 runs in this process.
+workers="${SORI_TEST_WORKERS:-$(( $(nproc) < 4 ? $(nproc) : 4 ))}"
+exec .venv/bin/python -m pytest -n "$workers" --dist loadfile "$@"
