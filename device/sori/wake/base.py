@@ -1,7 +1,8 @@
 """The `WakeDetector` protocol: a stream of 16 kHz s16le PCM in, detections out.
 
 A detector runs on voiced audio only (the pipeline opens a stream when the voice detector
-hears an utterance begin, and finishes it when it ends), so it costs nothing in silence.
+hears an utterance begin, and finishes it when it ends), so it costs nothing in silence;
+while Sori speaks, more streams begin within the utterance (`rearm_s`, sori.wake_gate).
 Times are seconds from the start of the stream.
 """
 
