@@ -30,6 +30,7 @@
   (Sori "played" silence). Then each clip's opening word said over a long reply at two
   points and three levels of the reply below the speaker: the share of phrases found (a
   barge-in), wrong detections, and the CPU real-time factor while Sori speaks.
+  `--echo-room RT60` hears the speaker through a room instead of dry.
 """
 
 from __future__ import annotations
@@ -48,7 +49,16 @@ import numpy as np
 
 from sori.assemble.hearing import build_hearing
 from sori.assemble.wake import build_wake_detector
-from sori.audio.augment import at_dbfs, babble, gain_db, make_noise, mix_at_snr, to_pcm16
+from sori.audio.augment import (
+    at_dbfs,
+    babble,
+    gain_db,
+    make_noise,
+    mix_at_snr,
+    reverberate,
+    room_impulse,
+    to_pcm16,
+)
 from sori.audio.format import RATE_HZ, AudioFrame
 from sori.config import Config
 from sori.events import WakeDetected
@@ -129,6 +139,9 @@ ECHO_LEAD_S = 0.5
 """Silence before Sori's voice in the echo trials."""
 BELOW_DB = (20, 10, 0)
 """How much quieter than the speaker the microphone hears the reply, in dB."""
+ECHO_DELAY_MS = 40
+"""How late the microphone hears the speaker through a room (`--echo-room`): the output's
+and input's buffers."""
 SAID_AT_S = (2.0, 5.5)
 """Where the phrase is said in the reply, in seconds."""
 
@@ -150,13 +163,25 @@ def hear_live(config: Config, detector, audio: np.ndarray, played: np.ndarray):
     return found, time.process_time() - cpu
 
 
-def echo_trials(base: Config, clips, openers: dict[str, str]) -> dict:
+def echo_path(rt60_s: float, rng):
+    """How the microphone hears the speaker: dry (`rt60_s` 0), or `ECHO_DELAY_MS` late
+    through a room of that reverberation, the direct sound 6 dB over the tail (a speaker
+    near the microphone)."""
+    if not rt60_s:
+        return lambda x: x
+    impulse = room_impulse(rt60_s, rng, drr_db=6.0)
+    delay = np.zeros(RATE_HZ * ECHO_DELAY_MS // 1000, np.float32)
+    return lambda x: reverberate(np.concatenate([delay, x]), impulse)[: len(x)]
+
+
+def echo_trials(base: Config, clips, openers: dict[str, str], rt60_s: float, rng) -> dict:
     """The `--echo` figures (see the module docstring)."""
     from sori.assemble.speaking import REPLIES, build_voice
     from sori.audio.augment import said_over
     from sori.audio.format import to_pipeline
 
     voice = build_voice(base)
+    heard = echo_path(rt60_s, rng)
 
     def says(text: str) -> np.ndarray:
         pcm = np.frombuffer(b"".join(voice.synthesize(text)), np.int16) / 32768
@@ -169,7 +194,7 @@ def echo_trials(base: Config, clips, openers: dict[str, str]) -> dict:
     texts = [t for _, t, _ in clips] + [r.replace("{n}", "두") for r in REPLIES["ko"].values()]
     for text in texts:
         said = says(text)
-        audio = np.concatenate([lead, said, lead])
+        audio = np.concatenate([lead, heard(said), lead])
         spoken_s += len(said) / RATE_HZ
         own += len(hear_live(config, detector, audio, said)[0])
         unchecked += len(hear_live(config, detector, audio, np.zeros_like(said))[0])
@@ -186,7 +211,7 @@ def echo_trials(base: Config, clips, openers: dict[str, str]) -> dict:
         for at_s in SAID_AT_S:
             for db in BELOW_DB:
                 opening = speech[: int(2.5 * RATE_HZ)]
-                audio = np.concatenate([lead, said_over(reply, opening, at_s, db)])
+                audio = np.concatenate([lead, said_over(heard(reply), opening, at_s, db)])
                 events, cpu = hear_live(config, detector, audio, reply)
                 audio_s += len(audio) / RATE_HZ
                 cpu_s += cpu
@@ -194,6 +219,7 @@ def echo_trials(base: Config, clips, openers: dict[str, str]) -> dict:
                 found[db] += any(e.phrase == openers[name] for e in events)
                 wrong += sum(e.phrase != openers[name] for e in events)
     return {
+        "echo_rt60_s": rt60_s,
         "sori_speaking_minutes": round(spoken_s / 60, 1),
         "self_wakes_per_hour_of_speech": round(own / spoken_s * 3600, 1),
         "self_wakes_per_hour_without_own_voice_check": round(unchecked / spoken_s * 3600, 1),
@@ -237,6 +263,11 @@ def main() -> int:
         "--echo", action="store_true",
         help="only the wake phrase while Sori speaks: self wakes and barge-ins",
     )  # fmt: skip
+    parser.add_argument(
+        "--echo-room", type=float, default=0.0, metavar="RT60",
+        help="with --echo: the speaker heard through a room of this reverberation, 40 ms "
+        "late (default 0: dry, on time)",
+    )  # fmt: skip
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):
@@ -247,7 +278,8 @@ def main() -> int:
     if args.denoise is not None:
         base = replace(base, wake=replace(base.wake, denoise=args.denoise))
     if args.echo:
-        return report(echo_trials(base, clips, opening_words(clips)), args.json)
+        trials = echo_trials(base, clips, opening_words(clips), args.echo_room, rng)
+        return report(trials, args.json)
     if args.sweep:
         base = replace(base, wake=replace(base.wake, threshold=-100.0))
     false_scores: list[float] = []
