@@ -15,7 +15,7 @@ from collections import deque
 
 import numpy as np
 
-from sori.audio.format import RATE_HZ, SAMPLE_BYTES, to_pipeline
+from sori.audio.format import RATE_HZ, SAMPLE_BYTES, s16_to_float, to_pipeline
 
 VOICE_DBFS = -45.0
 """Below this level (the RMS of a span, in dBFS) Sori was silent then: a pause between
@@ -35,7 +35,8 @@ class PlayedAudio:
     loop, the hearing pipeline reads on its worker thread)."""
 
     def __init__(self) -> None:
-        self._pieces: deque[tuple[int, bytes]] = deque()
+        self._pieces: deque[tuple[int, int, bytes]] = deque()
+        """(start, end, pcm) of each piece, clock times in nanoseconds."""
         self._end_ns = 0
         """Where the latest piece ends: a piece handed over sooner plays after it."""
         self._lock = threading.Lock()
@@ -45,11 +46,11 @@ class PlayedAudio:
         if not pcm:
             return
         if rate_hz != RATE_HZ:
-            pcm = to_pipeline(np.frombuffer(pcm, "<i2") / 32768.0, rate_hz)
+            pcm = to_pipeline(s16_to_float(pcm), rate_hz)
         with self._lock:
             start = max(t_ns, self._end_ns)
             self._end_ns = start + len(pcm) // SAMPLE_BYTES * S // RATE_HZ
-            self._pieces.append((start, pcm))
+            self._pieces.append((start, self._end_ns, pcm))
             while self._pieces and self._pieces[0][0] < self._end_ns - int(KEEP_S * S):
                 self._pieces.popleft()
 
@@ -57,8 +58,7 @@ class PlayedAudio:
         """Whether the microphone may hear Sori at clock time `t_ns`."""
         tail_ns = int(ECHO_TAIL_S * S)
         with self._lock:
-            for start, pcm in reversed(self._pieces):
-                end = start + len(pcm) // SAMPLE_BYTES * S // RATE_HZ
+            for start, end, _ in reversed(self._pieces):
                 if end + tail_ns < t_ns:
                     return False  # later pieces than this one began later still
                 if start <= t_ns:
@@ -88,7 +88,7 @@ class PlayedAudio:
         out = bytearray(max(0, (end_ns - start_ns) * RATE_HZ // S) * SAMPLE_BYTES)
         with self._lock:
             pieces = list(self._pieces)
-        for t, pcm in pieces:
+        for t, _, pcm in pieces:
             offset = (t - start_ns) * RATE_HZ // S * SAMPLE_BYTES
             lo, hi = max(0, offset), min(len(out), offset + len(pcm))
             if lo < hi:
