@@ -307,3 +307,46 @@ def test_a_command_the_speaker_goes_on_from_with_go_is_held_for_the_final_transc
     assert "거실 불 끄고" in [e.text for e in of(events, TranscriptPartial)]
     (final,) = of(events, IntentNotRecognized)
     assert final.text == "거실 불 끄고 에어컨 꺼 줘"  # several commands: the daemon splits it
+
+
+class LiveRoom:
+    """A gate without a wake phrase, live: Sori's speaker played an answer from 1.1 s."""
+
+    muted = False
+
+    def __init__(self):
+        from sori.audio.played import PlayedAudio
+        from sori.testing import tone_pcm
+
+        self.echo = PlayedAudio()
+        self.echo.add(1100 * MS, tone_pcm([(1200, True)]), 16000)
+
+    def is_open(self, t_ns):
+        return True
+
+
+def test_sori_answering_before_the_pause_ends_the_committed_turn_where_the_answer_begins():
+    """Live without echo cancellation the voice detector hears the answer (1.1-2.3 s) as
+    more of the command's utterance (0.3-1.0 s): the turn ends where the answer began, so
+    the recognizer never hears Sori's words and the commit stands; the endpointer's end of
+    the utterance still follows."""
+    clock = FakeClock()
+    cues = [Cue(760, "거실 불 켜 줘"), Cue(1300, "거실 불 켜 줘 켰어요")]
+    hearing = Hearing(
+        EnergyScorer(),
+        ScriptedRecognizer([(cues, "거실 불 켜 줘")]),
+        Understanding(),
+        clock=clock,
+        endpoint=EndpointSettings(frame_ms=20, start_ms=60, stop_ms=400, pre_roll_ms=200),
+        commit=CommitSettings(silence_ms=40),
+        gate=LiveRoom(),
+    )
+    frames = tone_frames([(300, False), (700, True), (100, False), (1200, True), (800, False)])
+    events = run_frames(hearing, frames, clock)
+    assert kinds(events)[-4:] == [IntentCommitted, TranscriptFinal, UtteranceHeard, SpeechStopped]
+    heard = of(events, UtteranceHeard)[0]
+    assert heard.text == "거실 불 켜 줘" and heard.stopped_t_ns == 1120 * MS  # its 1st frame
+    assert heard.speech_end_ns == 1000 * MS and not of(events, IntentCorrected)
+    assert of(events, SpeechStopped)[0].audio_end_ns == 2300 * MS
+    # fed up to the answer (with the pause's flush), never the 1.3 s of audio its words need
+    assert not [e for e in of(events, TranscriptPartial) if "켰어요" in e.text]

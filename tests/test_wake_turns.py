@@ -103,3 +103,98 @@ def test_replay_honours_wake(session, tmp_path, mosquitto):
     heard = [json.loads(line) for line in done.stdout.splitlines()]
     heard = [r for r in heard if r["transcript"]]  # the phrase alone: nothing after it
     assert [(r["transcript"], r["intent"]) for r in heard] == [("에어컨 꺼 줘", "HassTurnOff")] * 3
+
+
+class RoomSpeaker:
+    """Sori's speaker as the test's microphone hears it: `say` starts an answer, `stop`
+    cuts it (barge-in), and `heard` adds what it played during a frame, at `gain`, to the
+    frame (no echo cancellation); what it plays is kept in `played`, as the daemon's
+    player keeps it."""
+
+    def __init__(self, played, gain: float) -> None:
+        self.played, self.gain = played, gain
+        self._pcm, self._at_ns, self._handed = b"", 0, 0
+
+    def say(self, t_ns: int, pcm: bytes) -> None:
+        self._pcm, self._at_ns, self._handed = pcm, t_ns, 0
+
+    def stop(self) -> None:
+        self._pcm = b""
+
+    def heard(self, frame):
+        from sori.audio.format import AudioFrame
+
+        upto = max(0, (frame.end_ns - self._at_ns) * 16000 // 10**9 * 2)
+        if upto > self._handed and self._handed < len(self._pcm):
+            self.played.add(self._at_ns + self._handed * 10**9 // 32000,
+                            self._pcm[self._handed : upto], 16000)  # fmt: skip
+            self._handed = min(upto, len(self._pcm))
+        echo = np.frombuffer(self.played.between(frame.start_ns, frame.end_ns), np.int16)
+        mixed = np.frombuffer(frame.pcm, np.int16) + echo * self.gain
+        return AudioFrame(mixed.clip(-32768, 32767).astype(np.int16).tobytes(), frame.start_ns)
+
+
+def test_sori_answering_at_once_ends_the_command_and_a_phrase_over_the_answer_barges_in(
+    tmp_path, mosquitto, shared_dir
+):
+    """Live: "현재, 에어컨 꺼줘", and Sori's answer starts before the pause that ends the
+    utterance (`vad.stop_ms` 1.5 s here), so the voice detector hears the command and
+    the answer as one. The command's turn ends where the answer begins: its transcript
+    is the command's, without Sori's words, and nothing is corrected. "현재, 에어컨 꺼줘"
+    said again 4 s into the answer, in the same utterance, wakes (the answer stops) and
+    makes a second turn."""
+    from daemon_kit import build, load
+    from echo_kit import REPLY, sori_says
+    from sori.assemble.hearing import build_hearing, hearing_recognizer
+    from sori.assemble.wake import build_wake_detector
+    from sori.audio.augment import to_pcm16
+    from sori.audio.format import to_pipeline
+    from sori.audio.played import PlayedAudio
+    from sori.audio.ring import FrameChunker
+    from sori.conversation.listening import Conversation
+    from sori.events import IntentCommitted, IntentCorrected, UtteranceHeard, WakeDetected
+    from sori.pacing import ReplayClock, replay
+
+    extra = '[stt.vosk]\nmode = "grammar"\n[vad]\nstop_ms = 1500\n'
+    config_path = write_config(tmp_path, mosquitto, extra, WAKE_TOML)
+    config, _ = load(config_path)
+    understanding = build(config_path, tmp_path / "reply.wav").understanding
+    recognizer = hearing_recognizer(config, understanding)
+    detector = build_wake_detector(config, recognizer=recognizer)
+
+    with wave.open(str(shared_dir / "audio" / "ko-read" / "zeroth_104_003_0253.wav")) as w:
+        wake = np.frombuffer(w.readframes(int(1.1 * w.getframerate())), np.int16)
+    cmd = np.frombuffer(to_pipeline(espeak(tmp_path, "에어컨 꺼줘") / 32768, RATE), np.int16)
+    loud = np.nonzero(np.abs(cmd) > 300)[0]
+    cmd = cmd[loud[0] : loud[-1] + 1]  # the audible part: the pause after it is the test's
+    said = np.concatenate([wake, np.zeros(2400, np.int16), cmd]).astype(np.float32)
+    again_s = 1.0 + len(said) / 16000 + 4.0
+    audio = np.zeros(int((again_s + len(said) / 16000 + 4.0) * 16000), np.float32)
+    audio[16000 : 16000 + len(said)] = said
+    audio[int(again_s * 16000) :][: len(said)] += said
+    answer = to_pcm16(sori_says(config, REPLY))  # about 15 s
+    rms = lambda x: float(np.sqrt(np.mean(np.square(x.astype(np.float64)))))  # noqa: E731
+    speaker = RoomSpeaker(PlayedAudio(), rms(said) / rms(np.frombuffer(answer, np.int16)) / 10)
+
+    conversation = Conversation(gated=True, live=True)
+    conversation.echo = speaker.played
+    clock = ReplayClock()
+    hearing = build_hearing(config, recognizer, understanding, clock, 0, detector, conversation)
+    frames = map(speaker.heard, FrameChunker(config.audio.frame_ms).push(to_pcm16(audio)))
+    events = []
+    for event in replay(frames, hearing, clock):
+        events.append(event)
+        if isinstance(event, IntentCommitted):
+            speaker.say(event.t_ns, answer)  # a cached answer plays at once
+        elif isinstance(event, WakeDetected):
+            speaker.stop()
+
+    wakes = [e for e in events if isinstance(e, WakeDetected)]
+    assert len(wakes) == 2 and wakes[0].utterance_id == wakes[1].utterance_id
+    assert again_s + 0.5 < wakes[1].start_ns / 1e9 < again_s + 1.2  # "현재" is 0.66 s in
+    assert not [e for e in events if isinstance(e, IntentCorrected)]
+    commits = [e for e in events if isinstance(e, IntentCommitted)]
+    assert [(c.intent, c.slots.get("name")) for c in commits] == [("HassTurnOff", "에어컨")] * 2
+    heard = [e for e in events if isinstance(e, UtteranceHeard)]
+    assert [e.text for e in heard] == ["에어컨 꺼 줘"] * 2
+    assert events.index(heard[0]) < events.index(wakes[1])

@@ -231,7 +231,8 @@ class UtteranceHeard:
     commit that stands, where the trailing silence it waited on began; otherwise the end
     of the utterance's last voiced frame. Never after `commit_t_ns`."""
     stopped_t_ns: int
-    """Clock time the endpointer ended the utterance, in nanoseconds."""
+    """Clock time the endpointer ended the utterance, in nanoseconds (or Sori's answer
+    to the committed command began, which ends the turn: `sori.pipeline`)."""
     final_t_ns: int
     """Clock time of the final transcript, in nanoseconds."""
     commit_t_ns: int | None = None

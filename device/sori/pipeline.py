@@ -23,6 +23,13 @@ the final transcript then means something else, `IntentCorrected` follows. A hyp
 a recognizer's phrase-constrained pass (source "grammar", with an `lr_score`) has passed the
 recognizer's likelihood-ratio test, which then stands in for the confidence floor.
 
+Sori answers a committed command at once, often before the endpointer has heard the
+pause that ends the utterance. Live, without echo cancellation, the voice detector then
+hears the reply as more of the same utterance. So a committed turn ends where the gate's
+echo says Sori began speaking (`WakeGate.sori_speaks`): its final transcript is the
+command's, not the command followed by Sori's own words, and the wake detector listens
+through the rest of the utterance for a phrase said over the reply (barge-in).
+
 Streaming recognizers show a word only some way after it was spoken (vosk: up to its
 chunk size plus the acoustic model's right context). So on the first silent frame of a
 pause, when nothing can be committed yet, the pipeline asks the recognizer to catch up as
@@ -179,6 +186,8 @@ class Hearing:
                 self._begin(boundary, self._ring.drain(), events)
                 if self._turn is not None:
                     self._turn.busy_ns["vad"] += vad_ns
+            elif isinstance(boundary, SpeechStopped):
+                events.append(boundary)  # the end of an utterance Sori's answer cut short
             return events
         opened_now = False
         if self.wake.listening:
@@ -188,7 +197,9 @@ class Hearing:
         turn = self._turn
         if turn is not None:
             turn.busy_ns["vad"] += vad_ns
-            if not opened_now:  # a turn opened by a wake phrase has had this frame
+            if turn.committed is not None and self.wake.sori_speaks(frame):
+                self._answered(frame, events)
+            elif not opened_now:  # a turn opened by a wake phrase has had this frame
                 self._continue(turn, frame, boundary, events)
         if isinstance(boundary, SpeechStopped):
             self._stopped(boundary, events)
@@ -225,7 +236,14 @@ class Hearing:
             if found is not None:
                 events.append(found)  # nothing follows it
         if self._turn is not None:
-            self._close(boundary, events)
+            self._close(boundary.audio_end_ns, boundary.t_ns, events)
+
+    def _answered(self, frame: AudioFrame, events: list[Event]) -> None:
+        """Sori began answering the committed turn with `frame` while the utterance goes
+        on: the turn ends here, and the rest of the utterance (Sori's voice, and perhaps a
+        phrase said over it) is the wake detector's."""
+        self._close(self.origin_ns + frame.start_ns, self.clock.now_ns(), events)
+        self.wake.listen_again()
 
     # -- wake phrase and mute --------------------------------------------------------------
 
@@ -266,7 +284,7 @@ class Hearing:
                 events.append(boundary)
             self.wake.drop()
             if self._turn is not None and boundary is not None:
-                self._close(boundary, events)
+                self._close(boundary.audio_end_ns, boundary.t_ns, events)
             self._turn = None
         return events
 
@@ -369,7 +387,9 @@ class Hearing:
             lr_score,
         )
 
-    def _close(self, stopped: SpeechStopped, events: list[Event]) -> None:
+    def _close(self, audio_end_ns: int, stopped_t_ns: int, events: list[Event]) -> None:
+        """The turn ends: its audio reached `audio_end_ns` (clock-comparable stream time),
+        and the endpointer (or Sori's answer) ended it at clock time `stopped_t_ns`."""
         turn = self._turn
         assert turn is not None
         self._turn = None
@@ -385,14 +405,14 @@ class Hearing:
         # The end of speech the standing commit follows: for an early commit, where the
         # silence it waited on began (noise heard later may keep the utterance open past
         # the commit); for a commit on the final result, the utterance's end.
-        speech_end_ns = stopped.audio_end_ns
+        speech_end_ns = audio_end_ns
         if previous is not None:
             same = found is not None and (found.intent, dict(found.slots)) == (
                 previous.intent,
                 previous.slots,
             )
             if same and turn.commit_speech_end_ns is not None:
-                speech_end_ns = min(turn.commit_speech_end_ns, stopped.audio_end_ns)
+                speech_end_ns = min(turn.commit_speech_end_ns, audio_end_ns)
             if not same:
                 replacement = (
                     self._committed(turn, final.text, found, False, final.lr_score)
@@ -416,7 +436,7 @@ class Hearing:
                 final.text,
                 turn.speech_start_ns,
                 speech_end_ns,
-                stopped.t_ns,
+                stopped_t_ns,
                 final_event.t_ns,
                 turn.commit_t_ns,
                 {**turn.busy_ns, "audio": turn.audio_ns},

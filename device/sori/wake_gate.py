@@ -15,7 +15,9 @@ and a user's "소리야" over it as one utterance. So while the gate's `echo` sa
 speaking, a fresh detector stream begins every `WakeDetector.rearm_s` of the utterance
 (their windows overlap), and a phrase anywhere in it stops the reply (barge-in, the
 daemon's part). A phrase heard then is first looked for in what Sori itself was saying
-(`WakeDetector.heard_in`): found there, it is Sori's own voice, and ignored.
+(`WakeDetector.heard_in`): found there, it is Sori's own voice, and ignored. The same goes
+for the rest of a woken utterance once Sori answers its command (`listen_again`): the
+answer often begins before the pause that would end the utterance.
 """
 
 from __future__ import annotations
@@ -96,7 +98,8 @@ class _Utterance:
     frames: deque[AudioFrame] = field(default_factory=lambda: deque(maxlen=MAX_WAKE_FRAMES))
     """Its latest frames: the command after a wake phrase is fed from here."""
     woken: bool = False
-    """A wake phrase has opened it: no stream listens for another."""
+    """A wake phrase has opened it: no stream listens for another (until Sori answers
+    the command, `WakeGate.listen_again`)."""
 
 
 class WakeGate:
@@ -135,6 +138,18 @@ class WakeGate:
         """Whether the recognizer hears an utterance beginning at `audio_start_ns` from its
         start (ungated, or a window is open then)."""
         return not self.gated or self.gate.is_open(audio_start_ns)  # type: ignore[union-attr]
+
+    def sori_speaks(self, frame: AudioFrame) -> bool:
+        """Whether the microphone may hear Sori's own voice in `frame` (the gate's echo:
+        live, while the speaker plays and just after)."""
+        echo = self.gate.echo if self.gate is not None else None
+        return echo is not None and echo.speaking(self.origin_ns + frame.start_ns)
+
+    def listen_again(self) -> None:
+        """The open utterance's command is over and Sori answers it: listen for a phrase
+        through the rest of the utterance, as in one that began while Sori spoke."""
+        if self._utt is not None:
+            self._utt.woken = False
 
     def begin(self, utterance_id: int, first: AudioFrame) -> None:
         """An utterance began with frame `first` (the pre-roll's): the detector hears it
@@ -193,8 +208,7 @@ class WakeGate:
     def _rearms(self, utt: _Utterance, frame: AudioFrame) -> bool:
         """Whether a fresh stream begins with `frame`: Sori speaks, nothing has woken the
         utterance yet, and no stream hears a phrase beginning here."""
-        echo = self.gate.echo  # type: ignore[union-attr]
-        if utt.woken or echo is None or not echo.speaking(self.origin_ns + frame.start_ns):
+        if utt.woken or not self.sori_speaks(frame):
             return False
         if not utt.spots:
             return True
