@@ -192,7 +192,8 @@ class Daemon:
         """React to one hearing event: barge-in, commits, corrections, misses.
 
         Without barge-in, an utterance that begins while the speaker talks is most likely
-        the speaker's own voice (there is no echo cancellation), so it is not acted on."""
+        the speaker's own voice (echo cancellation leaves some of it), so it is not acted
+        on."""
         self.emit(event)
         if isinstance(event, WakeDetected):
             self._woke(event)

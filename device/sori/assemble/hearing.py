@@ -1,5 +1,6 @@
-"""Build the hearing pipeline from the config: voice detector, recognizer, denoising and
-early commit. `sori replay` and the daemon both use it, so they run the same pipeline."""
+"""Build the hearing pipeline from the config: echo cancellation, voice detector,
+recognizer, denoising and early commit. `sori replay` and the daemon both use it, so they
+run the same pipeline."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from typing import Any
 
 from sori.audio.denoise import build_denoiser, check_denoise, denoised
+from sori.audio.echo_cancel import cancel_echo
 from sori.audio.format import FRAME_MS_CHOICES, AudioFrame
+from sori.audio.played import PlayedAudio
 from sori.clock import Clock
 from sori.config import AudioConfig, Config, SttConfig
 from sori.errors import ConfigError
@@ -115,10 +118,19 @@ def _load_recognizer(stt: SttConfig, phrases: list[str]) -> SpeechRecognizer:
     raise ConfigError(f"stt.backend must be one of {', '.join(BACKENDS)}, got {stt.backend!r}")
 
 
-def front_end(config: Config, frames: Iterable[AudioFrame]) -> Iterator[AudioFrame]:
-    """`frames` as the pipeline hears them: through the speech enhancement `audio.denoise`
-    names (a fresh one per audio stream), or as they are ("off", and "auto", whose VAD
-    hears the raw microphone: see sori.stt.denoised)."""
+def front_end(
+    config: Config,
+    frames: Iterable[AudioFrame],
+    played: PlayedAudio | None = None,
+    origin_ns: int = 0,
+) -> Iterator[AudioFrame]:
+    """`frames` (a stream from clock time `origin_ns`) as the pipeline hears them: without
+    Sori's own voice, when `played` records what its speaker plays into the room and
+    `audio.echo_cancel` is "auto" (sori.audio.echo_cancel); then through the speech
+    enhancement `audio.denoise` names (a fresh one per audio stream), or as they are
+    ("off", and "auto", whose VAD hears the raw microphone: see sori.stt.denoised)."""
+    if played is not None and config.audio.echo_cancel == "auto":
+        frames = cancel_echo(frames, played, origin_ns)
     return denoised(frames, build_denoiser(config.audio.denoise))
 
 
@@ -218,4 +230,5 @@ def open_hearing(
     origin_ns = clock.now_ns()
     hearing = build_hearing(config, recognizer, understanding, clock, origin_ns, wake, conversation)
     frames = source.frames() if tap is None else tap(source.frames(), origin_ns)
-    return source, hear(front_end(config, frames), hearing)
+    played = getattr(conversation, "echo", None)
+    return source, hear(front_end(config, frames, played, origin_ns), hearing)

@@ -55,6 +55,9 @@ class AudioFrame:
     """The samples, signed 16-bit little-endian."""
     start_ns: int
     """Stream time of the first sample, in nanoseconds from the start of the stream."""
+    echo_energy: float = 0.0
+    """Energy (sum of squared samples) of Sori's own voice that echo cancellation took out
+    of this frame (sori.audio.echo_cancel); 0 where it took out nothing."""
 
     @property
     def samples(self) -> int:

@@ -1,8 +1,9 @@
 """What Sori's speaker played, and when: its own voice as the microphone hears it back.
 
-There is no echo cancellation, so while a reply plays the microphone hears it, and the
-voice detector hears the reply and a user's "소리야" over it as one utterance. The player
-records every piece it hands to a speaker (`add`, clock times); the hearing pipeline asks
+While a reply plays the microphone hears it, and the voice detector hears what echo
+cancellation leaves of it and a user's "소리야" over it as one utterance. The player
+records every piece it hands to a speaker (`add`, clock times): the echo canceller's
+reference (`between`, sori.audio.echo_cancel); the hearing pipeline asks
 whether Sori was speaking when a frame was heard (`speaking`: then the wake phrase is
 listened for all through an utterance) and, for a wake phrase heard then, what Sori was
 saying at that moment (`said_as_heard`): a phrase in Sori's own voice is no wake phrase.

@@ -100,6 +100,11 @@ class AudioConfig:
     """Room level above which "auto" denoises an utterance, in dBFS (the 10th percentile of
     the 20 ms frame levels just before the speech). Quiet rooms measure -65 to -95, speech
     in white or pink noise at 20 dB SNR about -40."""
+    echo_cancel: str = ranged("auto", choices=("off", "auto"))
+    """Sori's own voice taken out of the microphone's audio (software echo cancellation,
+    sori.audio.echo_cancel): "auto", whenever Sori's speaker plays into the room the
+    microphone hears (a live microphone and speaker); "off", for a board with a hardware
+    echo canceller."""
 
 
 @dataclass(frozen=True)
@@ -573,9 +578,10 @@ class WakeConfig:
 @dataclass(frozen=True)
 class DaemonConfig:
     barge_in: bool = True
-    """Stop the reply when the microphone hears the user speak (no echo cancellation:
-    keep the speaker quiet or away from the microphone, or turn this off). Off, speech
-    that begins while the speaker talks is ignored."""
+    """Stop the reply when the microphone hears the user speak (echo cancellation,
+    audio.echo_cancel, takes out most but not all of Sori's own voice: keep the speaker
+    quiet or away from the microphone, or turn this off). Off, speech that begins while
+    the speaker talks is ignored."""
     log_format: str = "json"
     """ "json" (one object per line) or "text"."""
     earcon: bool = True
