@@ -23,14 +23,16 @@
 - Wake-to-listening latency: from the end of the phrase to its `WakeDetected` event (when
   the daemon starts the earcon), on the replay clock, which reports times as a live
   microphone would see them.
-- `--echo`, instead of the above: the wake phrase while Sori speaks (no echo cancellation:
-  the microphone hears the reply). Sori's voice (the config's, espeak-ng by default) says
-  each clip's transcript and its fixed replies, heard live with what it played: self wakes
-  per hour of Sori speaking, with the check in what Sori said (`heard_in`) and without it
-  (Sori "played" silence). Then each clip's opening word said over a long reply at two
-  points and three levels of the reply below the speaker: the share of phrases found (a
-  barge-in), wrong detections, and the CPU real-time factor while Sori speaks.
-  `--echo-room RT60` hears the speaker through a room instead of dry.
+- `--echo`, instead of the above: the wake phrase while Sori speaks (the microphone hears
+  the reply). Sori's voice (the config's, espeak-ng by default) says each clip's
+  transcript and its fixed replies, heard live with what it played: self wakes per hour of
+  Sori speaking, with the check in what Sori said (`heard_in`) and without it (Sori
+  "played" silence: no check, nothing to cancel). Then each clip's opening word said over
+  a long reply at two points and three levels of the reply below the speaker: the share of
+  phrases found (a barge-in), wrong detections, and the CPU real-time factor while Sori
+  speaks. `--echo-room RT60` hears the speaker through a room instead of dry;
+  `--echo-cancel off|auto` sets `audio.echo_cancel`: one filter hears the whole run, as
+  the daemon's hears its microphone (it learns the room on the first of Sori's sentences).
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ from sori.audio.augment import (
     room_impulse,
     to_pcm16,
 )
+from sori.audio.echo_cancel import EchoCanceller, cancel_echo
 from sori.audio.format import RATE_HZ, AudioFrame
 from sori.config import Config
 from sori.events import WakeDetected
@@ -146,9 +149,10 @@ SAID_AT_S = (2.0, 5.5)
 """Where the phrase is said in the reply, in seconds."""
 
 
-def hear_live(config: Config, detector, audio: np.ndarray, played: np.ndarray):
+def hear_live(config: Config, detector, audio: np.ndarray, played: np.ndarray, canceller=None):
     """(wake events, CPU seconds) of `audio` heard live while the speaker played `played`
-    from `ECHO_LEAD_S`."""
+    from `ECHO_LEAD_S`, through `canceller` (sori.audio.echo_cancel) when
+    `audio.echo_cancel` is "auto"."""
     from sori.audio.played import PlayedAudio
     from sori.conversation.listening import Conversation
 
@@ -159,6 +163,8 @@ def hear_live(config: Config, detector, audio: np.ndarray, played: np.ndarray):
     hearing = build_hearing(config, None, None, clock, 0, detector, conversation)
     cpu = time.process_time()
     frames = frames_of(audio, config.audio.frame_ms)
+    if config.audio.echo_cancel == "auto":
+        frames = cancel_echo(frames, conversation.echo, 0, canceller)
     found = [e for e in replay(frames, hearing, clock) if isinstance(e, WakeDetected)]
     return found, time.process_time() - cpu
 
@@ -182,6 +188,8 @@ def echo_trials(base: Config, clips, openers: dict[str, str], rt60_s: float, rng
 
     voice = build_voice(base)
     heard = echo_path(rt60_s, rng)
+    canceller = EchoCanceller(RATE_HZ * base.audio.frame_ms // 1000)
+    """One for the whole run, as the daemon's for its microphone: the room stays the same."""
 
     def says(text: str) -> np.ndarray:
         pcm = np.frombuffer(b"".join(voice.synthesize(text)), np.int16) / 32768
@@ -196,7 +204,7 @@ def echo_trials(base: Config, clips, openers: dict[str, str], rt60_s: float, rng
         said = says(text)
         audio = np.concatenate([lead, heard(said), lead])
         spoken_s += len(said) / RATE_HZ
-        own += len(hear_live(config, detector, audio, said)[0])
+        own += len(hear_live(config, detector, audio, said, canceller)[0])
         unchecked += len(hear_live(config, detector, audio, np.zeros_like(said))[0])
 
     config = replace(base, wake=replace(base.wake, phrases=sorted(set(openers.values()))))
@@ -212,13 +220,14 @@ def echo_trials(base: Config, clips, openers: dict[str, str], rt60_s: float, rng
             for db in BELOW_DB:
                 opening = speech[: int(2.5 * RATE_HZ)]
                 audio = np.concatenate([lead, said_over(heard(reply), opening, at_s, db)])
-                events, cpu = hear_live(config, detector, audio, reply)
+                events, cpu = hear_live(config, detector, audio, reply, canceller)
                 audio_s += len(audio) / RATE_HZ
                 cpu_s += cpu
                 trials += db == BELOW_DB[0]
                 found[db] += any(e.phrase == openers[name] for e in events)
                 wrong += sum(e.phrase != openers[name] for e in events)
     return {
+        "echo_cancel": base.audio.echo_cancel,
         "echo_rt60_s": rt60_s,
         "sori_speaking_minutes": round(spoken_s / 60, 1),
         "self_wakes_per_hour_of_speech": round(own / spoken_s * 3600, 1),
@@ -268,6 +277,10 @@ def main() -> int:
         help="with --echo: the speaker heard through a room of this reverberation, 40 ms "
         "late (default 0: dry, on time)",
     )  # fmt: skip
+    parser.add_argument(
+        "--echo-cancel", choices=("off", "auto"), default=None,
+        help="with --echo: audio.echo_cancel for this run (default: the config's)",
+    )  # fmt: skip
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):
@@ -277,6 +290,8 @@ def main() -> int:
     base = Config()
     if args.denoise is not None:
         base = replace(base, wake=replace(base.wake, denoise=args.denoise))
+    if args.echo_cancel is not None:
+        base = replace(base, audio=replace(base.audio, echo_cancel=args.echo_cancel))
     if args.echo:
         trials = echo_trials(base, clips, opening_words(clips), args.echo_room, rng)
         return report(trials, args.json)

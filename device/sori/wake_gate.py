@@ -25,8 +25,11 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
+
+import numpy as np
 
 from sori.audio.format import AudioFrame
 from sori.audio.played import PlayedAudio
@@ -39,6 +42,11 @@ log = logging.getLogger(__name__)
 ECHO_LATENCY_S = 0.3
 """How late the microphone may hear what the speaker was handed, in seconds (the output's
 and the input's buffers): Sori's audio that long before a phrase is looked in too."""
+ECHO_SHARE_DB = 6.0
+"""A phrase whose frames lost this much more of Sori's echo to echo cancellation than was
+left in them (in dB; 6: four times as much) was said by Sori: what the spotter heard is
+the canceller's residue of Sori's voice. A user heard over the reply loses about as much
+echo as is left of the user's voice (0 dB) when the two are equally loud."""
 MAX_WAKE_FRAMES = 500
 """Latest frames of an utterance kept for the command after a wake phrase (10 s of 20 ms)."""
 
@@ -223,21 +231,38 @@ class WakeGate:
         return None if self._own_voice(utt, event) else event
 
     def _own_voice(self, utt: _Utterance, event: WakeDetected) -> bool:
-        """Whether the phrase heard is in what Sori itself was saying then (the speaker's
+        """Whether the phrase heard is Sori's own voice: mostly echo that echo cancellation
+        took out (`ECHO_SHARE_DB`), or in what Sori itself was saying then (the speaker's
         latency allowed for before it), at the level the microphone heard."""
         echo, detector = self.gate.echo, self.detector  # type: ignore[union-attr]
         if echo is None or detector is None or not echo.speaking(event.start_ns):
             return False
+        if self._mostly_echo(utt, event):
+            log.info("wake phrase %r heard in what echo cancellation left of Sori's voice; "
+                     "ignored", event.phrase)  # fmt: skip
+            return True
         start_ns = event.start_ns - int(ECHO_LATENCY_S * 1e9)
-        heard = b"".join(
-            f.pcm for f in utt.frames
-            if self.origin_ns + f.end_ns > start_ns and self.origin_ns + f.start_ns < event.end_ns
-        )  # fmt: skip
+        heard = b"".join(f.pcm for f in self._frames(utt, start_ns, event.end_ns))
         said = echo.said_as_heard(start_ns, event.end_ns, heard)
         if said is None or not detector.heard_in(event.phrase, said):
             return False
         log.info("wake phrase %r heard in Sori's own voice; ignored", event.phrase)
         return True
+
+    def _mostly_echo(self, utt: _Utterance, event: WakeDetected) -> bool:
+        frames = list(self._frames(utt, event.start_ns, event.end_ns))
+        removed = sum(f.echo_energy for f in frames)
+        if not removed:
+            return False
+        left = sum(float(np.square(np.frombuffer(f.pcm, "<i2"), dtype=np.float64).sum())
+                   for f in frames)  # fmt: skip
+        return removed >= left * 10 ** (ECHO_SHARE_DB / 10)
+
+    def _frames(self, utt: _Utterance, start_ns: int, end_ns: int) -> Iterator[AudioFrame]:
+        """The utterance's kept frames that overlap clock times `start_ns` to `end_ns`."""
+        for f in utt.frames:
+            if self.origin_ns + f.end_ns > start_ns and self.origin_ns + f.start_ns < end_ns:
+                yield f
 
     def _woken(self, utt: _Utterance, spot: _Spot, event: WakeDetected) -> Woken:
         """`spot` heard a phrase: the utterance is woken, the other streams stop."""
