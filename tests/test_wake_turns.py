@@ -106,17 +106,18 @@ def test_replay_honours_wake(session, tmp_path, mosquitto):
 
 
 class RoomSpeaker:
-    """Sori's speaker as the test's microphone hears it: `say` starts an answer, `stop`
+    """Sori's speaker as the test's microphone hears it: `say` starts an answer at once
+    (after the frame heard last: the time the pipeline took is not the test's), `stop`
     cuts it (barge-in), and `heard` adds what it played during a frame, at `gain`, to the
     frame (no echo cancellation); what it plays is kept in `played`, as the daemon's
     player keeps it."""
 
     def __init__(self, played, gain: float) -> None:
         self.played, self.gain = played, gain
-        self._pcm, self._at_ns, self._handed = b"", 0, 0
+        self._pcm, self._at_ns, self._handed, self._heard_ns = b"", 0, 0, 0
 
-    def say(self, t_ns: int, pcm: bytes) -> None:
-        self._pcm, self._at_ns, self._handed = pcm, t_ns, 0
+    def say(self, pcm: bytes) -> None:
+        self._pcm, self._at_ns, self._handed = pcm, self._heard_ns, 0
 
     def stop(self) -> None:
         self._pcm = b""
@@ -124,6 +125,7 @@ class RoomSpeaker:
     def heard(self, frame):
         from sori.audio.format import AudioFrame
 
+        self._heard_ns = frame.end_ns
         upto = max(0, (frame.end_ns - self._at_ns) * 16000 // 10**9 * 2)
         if upto > self._handed and self._handed < len(self._pcm):
             self.played.add(self._at_ns + self._handed * 10**9 // 32000,
@@ -137,9 +139,9 @@ class RoomSpeaker:
 def test_sori_answering_at_once_ends_the_command_and_a_phrase_over_the_answer_barges_in(
     tmp_path, mosquitto, shared_dir
 ):
-    """Live: "현재, 에어컨 꺼줘", and Sori's answer starts before the pause that ends the
-    utterance (`vad.stop_ms` 1.5 s here), so the voice detector hears the command and
-    the answer as one. The command's turn ends where the answer begins: its transcript
+    """Live: "현재, 에어컨 꺼줘", and Sori's answer starts at the commit, before the 0.5 s
+    pause that would end the utterance, so the voice detector hears the command and the
+    answer as one. The command's turn ends where the answer begins: its transcript
     is the command's, without Sori's words, and nothing is corrected. "현재, 에어컨 꺼줘"
     said again 4 s into the answer, in the same utterance, wakes (the answer stops) and
     makes a second turn."""
@@ -155,7 +157,7 @@ def test_sori_answering_at_once_ends_the_command_and_a_phrase_over_the_answer_ba
     from sori.events import IntentCommitted, IntentCorrected, UtteranceHeard, WakeDetected
     from sori.pacing import ReplayClock, replay
 
-    extra = '[stt.vosk]\nmode = "grammar"\n[vad]\nstop_ms = 1500\n'
+    extra = '[stt]\nwarm_up_s = 0\n[stt.vosk]\nmode = "grammar"\n'
     config_path = write_config(tmp_path, mosquitto, extra, WAKE_TOML)
     config, _ = load(config_path)
     understanding = build(config_path, tmp_path / "reply.wav").understanding
@@ -185,7 +187,7 @@ def test_sori_answering_at_once_ends_the_command_and_a_phrase_over_the_answer_ba
     for event in replay(frames, hearing, clock):
         events.append(event)
         if isinstance(event, IntentCommitted):
-            speaker.say(event.t_ns, answer)  # a cached answer plays at once
+            speaker.say(answer)  # a cached answer plays at once
         elif isinstance(event, WakeDetected):
             speaker.stop()
 

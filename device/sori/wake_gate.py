@@ -10,14 +10,16 @@ after the phrase is handed back for the recognizer, so "소리야 불 켜줘" is
 "불 켜줘".
 
 A wake phrase follows a pause, so a detector may hear only an utterance's start. While
-Sori speaks there is no pause: without echo cancellation the voice detector hears the reply
-and a user's "소리야" over it as one utterance. So while the gate's `echo` says Sori is
-speaking, a fresh detector stream begins every `WakeDetector.rearm_s` of the utterance
-(their windows overlap), and a phrase anywhere in it stops the reply (barge-in, the
-daemon's part). A phrase heard then is first looked for in what Sori itself was saying
-(`WakeDetector.heard_in`): found there, it is Sori's own voice, and ignored. The same goes
-for the rest of a woken utterance once Sori answers its command (`listen_again`): the
-answer often begins before the pause that would end the utterance.
+Sori speaks there is no pause: the voice detector hears what echo cancellation leaves of
+the reply and a user's "소리야" over it as one utterance. So while the gate's `echo` says
+Sori is speaking, a fresh detector stream begins every `WakeDetector.rearm_s` of the
+utterance (their windows overlap), and a phrase anywhere in it stops the reply (barge-in,
+the daemon's part). A phrase heard then is Sori's own voice, and ignored, when echo
+cancellation took much more of Sori's echo out of its frames than it left in them
+(`ECHO_SHARE_DB`), or when it is in what Sori itself was saying (`WakeDetector.heard_in`
+on the player's record). The same goes for the rest of a woken utterance once Sori
+answers its command (`listen_again`): the answer often begins before the pause that would
+end the utterance.
 """
 
 from __future__ import annotations
@@ -250,6 +252,8 @@ class WakeGate:
         return True
 
     def _mostly_echo(self, utt: _Utterance, event: WakeDetected) -> bool:
+        """Whether echo cancellation took `ECHO_SHARE_DB` more echo out of the phrase's
+        frames than is left in them."""
         frames = list(self._frames(utt, event.start_ns, event.end_ns))
         removed = sum(f.echo_energy for f in frames)
         if not removed:

@@ -149,10 +149,13 @@ def cancel_echo(
     the speaker played at their times; with `canceller` (its block one frame) it goes on
     from what it learned, else one is made for the stream."""
     for frame in frames:
-        start = origin_ns + frame.start_ns
-        reference = np.frombuffer(played.between(start, origin_ns + frame.end_ns), "<i2")
+        start, end = origin_ns + frame.start_ns, origin_ns + frame.end_ns
         if canceller is None:
             canceller = EchoCanceller(len(frame.pcm) // 2)
+        elif not canceller.active and not played.speaking(end):
+            yield frame  # Sori has been silent for longer than the filter reaches
+            continue
+        reference = np.frombuffer(played.between(start, end), "<i2")
         mic = np.frombuffer(frame.pcm, "<i2").astype(np.float64)
         cleaned = canceller.process(mic, reference.astype(np.float64))
         if cleaned is None:
