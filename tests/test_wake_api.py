@@ -7,6 +7,7 @@ import asyncio
 import json
 
 import numpy as np
+import pytest
 
 from daemon_kit import build, serve_api, write_config
 from sori.conversation.listening import Conversation
@@ -158,3 +159,59 @@ def test_the_phrase_said_over_sori_s_reply_stops_it_and_opens_the_window(
     assert spoken.interrupted and daemon.metrics.barge_ins == 1
     assert 3.5e9 < spoken.audio_ns < 12e9  # played up to the phrase, cut well before its end
     assert window["wakes"] == 1 and window["listening_s"] > 0
+
+
+@pytest.mark.parametrize("echo_cancel", ["auto", "off"])
+def test_with_echo_cancellation_sori_s_own_voice_no_longer_cuts_its_reply(
+    tmp_path, mosquitto, echo_cancel
+):
+    """Live, every utterance a command (no wake phrase): the microphone (a quiet room,
+    paced like one) hears the speaker 30 ms late at half its level. A first reply, with
+    barge-in off, lets the echo canceller learn the room (a cold filter cancels little
+    in its first tenths of a second: README); then, barge-in on, a second reply plays to
+    its end with echo cancellation, while without it the voice detector takes Sori's
+    voice for the user's and the reply stops itself."""
+    from daemon_kit import load
+    from sori.assemble.hearing import open_hearing
+    from sori.audio.augment import to_pcm16
+    from sori.audio.format import AudioFrame, write_wav
+    from sori.pacing import pace
+    from test_daemon import SlowSpeaker, closing
+
+    extra = f'\n[audio]\necho_cancel = "{echo_cancel}"\n[stt]\nwarm_up_s = 0\n'
+    config_path = write_config(tmp_path, mosquitto, extra)
+    daemon = build(config_path, tmp_path / "reply.wav", input_name="mic")
+    daemon.player.sink = SlowSpeaker()
+    mic = tmp_path / "room.wav"
+    write_wav(mic, to_pcm16(np.random.default_rng(0).normal(0, 30, 16000 * 8)))
+    played = daemon.conversation.echo
+    late_ns = 30_000_000
+
+    def room(frames, origin_ns):
+        for frame in pace(frames, daemon.clock, origin_ns):
+            start = origin_ns + frame.start_ns - late_ns
+            echo = np.frombuffer(played.between(start, start + frame.duration_ns), "<i2")
+            heard = np.frombuffer(frame.pcm, "<i2") + 0.5 * echo
+            yield AudioFrame(heard.astype("<i2").tobytes(), frame.start_ns)
+
+    async def main():
+        config, _ = load(config_path)
+        _, events = await asyncio.to_thread(
+            open_hearing, str(mic), config, daemon.understanding, daemon.clock,
+            daemon.conversation, None, room,
+        )  # fmt: skip
+        listening = asyncio.create_task(daemon.listen(events))
+        await asyncio.sleep(0.5)
+        daemon.barge_in = False
+        await daemon.player.say("오늘 서울은 대체로 맑고 낮 최고 기온은 십오 도로")
+        await asyncio.sleep(1.0)  # the echo's utterance ends
+        daemon.barge_in = True
+        spoken = await daemon.player.say("어제보다 조금 따뜻하겠습니다. 겉옷을 챙기세요.")
+        await listening
+        return spoken
+
+    spoken = asyncio.run(closing(daemon, main()))
+    if echo_cancel == "auto":
+        assert not spoken.interrupted and daemon.metrics.barge_ins == 0
+    else:
+        assert spoken.interrupted and daemon.metrics.barge_ins >= 1
