@@ -239,8 +239,13 @@ def test_without_a_source_or_a_value_the_answer_says_so_in_one_sentence(tmp_path
     no_source = asyncio.run(run(daemon, daemon.say("거실 온도 몇 도야")))
     assert no_source["response"] == "거실 온도를 알려 줄 곳이 설정돼 있지 않아요."
     assert no_source["actions"] == []
-    # MQTT is the source, but nothing was ever published for the curtain
-    extra = f'[actions]\ndefault_handler = "mqtt"\n\n[mqtt]\nurl = "{mosquitto}"\n'
+    # MQTT is the source, but nothing was ever published for the curtain. The answer
+    # comes once the broker has acknowledged the subscription; the long deadline is for a
+    # busy machine, where connecting can take longer than the default 2 s.
+    extra = (
+        f'[actions]\ndefault_handler = "mqtt"\n\n[mqtt]\nurl = "{mosquitto}"\n'
+        "\n[state]\ntimeout_s = 15\n"
+    )
     (tmp_path / "b").mkdir()
     daemon = build(config_file(tmp_path / "b", extra), tmp_path / "r.wav")
     no_value = asyncio.run(run(daemon, daemon.say("거실 커튼 열려 있어?")))

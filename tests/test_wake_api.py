@@ -129,7 +129,8 @@ def test_the_phrase_said_over_sori_s_reply_stops_it_and_opens_the_window(
     from sori.pacing import pace
     from test_daemon import SlowSpeaker, closing
 
-    config_path = write_config(tmp_path, mosquitto, wake='\n[wake]\nphrases = ["현재"]\n')
+    no_warm_up = "\n[stt]\nwarm_up_s = 0\n"  # not what is tested: it loads within the timeout
+    config_path = write_config(tmp_path, mosquitto, no_warm_up, '\n[wake]\nphrases = ["현재"]\n')
     daemon = build(config_path, tmp_path / "reply.wav", input_name="mic")
     daemon.player.sink = SlowSpeaker()
     clip = shared_dir / "audio" / "ko-read" / "zeroth_104_003_0253.wav"
