@@ -13,6 +13,20 @@ from daemon_kit import build, serve_api, write_config
 from sori.conversation.listening import Conversation
 
 
+async def listen_live(daemon, config_path, mic, tap) -> asyncio.Task:
+    """The daemon listening to the file `mic` as its microphone, each frame through
+    `tap(frames, origin_ns)`; returns once the models have loaded."""
+    from daemon_kit import load
+    from sori.assemble.hearing import open_hearing
+
+    config, _ = load(config_path)
+    _, events = await asyncio.to_thread(
+        open_hearing, str(mic), config, daemon.understanding, daemon.clock,
+        daemon.conversation, None, tap,
+    )  # fmt: skip
+    return asyncio.create_task(daemon.listen(events))
+
+
 def serve(config, tmp_path, scenario):
     """A daemon listening to a microphone (never opened here) with the API; runs
     `scenario(client)` and returns what it returns."""
@@ -120,9 +134,7 @@ def test_the_phrase_said_over_sori_s_reply_stops_it_and_opens_the_window(
     """Live, with a speaker: the microphone (a file paced like one) hears the reply Sori is
     playing and "현재" said over it 3 s in, as one utterance. The phrase stops the reply
     (about 15 s long) and opens the listening window; the reply played until then."""
-    from daemon_kit import load
     from echo_kit import LEAD_S, REPLY, over_the_reply, sori_says
-    from sori.assemble.hearing import open_hearing
     from sori.audio.augment import to_pcm16
     from sori.audio.format import write_wav
     from sori.config import Config
@@ -144,12 +156,7 @@ def test_the_phrase_said_over_sori_s_reply_stops_it_and_opens_the_window(
         return pace(frames, daemon.clock, origin_ns)
 
     async def main():
-        config, _ = load(config_path)
-        _, events = await asyncio.to_thread(
-            open_hearing, str(mic), config, daemon.understanding, daemon.clock,
-            daemon.conversation, None, like_a_microphone,
-        )  # fmt: skip
-        listening = asyncio.create_task(daemon.listen(events))
+        listening = await listen_live(daemon, config_path, mic, like_a_microphone)
         await asyncio.sleep(max(0.0, (origin[0] - daemon.clock.now_ns()) / 1e9 + LEAD_S))
         spoken = await daemon.player.say(REPLY)
         window = daemon.health()["listening"]
@@ -172,8 +179,6 @@ def test_with_echo_cancellation_sori_s_own_voice_no_longer_cuts_its_reply(
     in its first tenths of a second: README); then, barge-in on, a second reply plays to
     its end with echo cancellation, while without it the voice detector takes Sori's
     voice for the user's and the reply stops itself."""
-    from daemon_kit import load
-    from sori.assemble.hearing import open_hearing
     from sori.audio.augment import to_pcm16
     from sori.audio.format import AudioFrame, write_wav
     from sori.pacing import pace
@@ -196,12 +201,7 @@ def test_with_echo_cancellation_sori_s_own_voice_no_longer_cuts_its_reply(
             yield AudioFrame(heard.astype("<i2").tobytes(), frame.start_ns)
 
     async def main():
-        config, _ = load(config_path)
-        _, events = await asyncio.to_thread(
-            open_hearing, str(mic), config, daemon.understanding, daemon.clock,
-            daemon.conversation, None, room,
-        )  # fmt: skip
-        listening = asyncio.create_task(daemon.listen(events))
+        listening = await listen_live(daemon, config_path, mic, room)
         await asyncio.sleep(0.5)
         daemon.barge_in = False
         await daemon.player.say("오늘 서울은 대체로 맑고 낮 최고 기온은 십오 도로")
