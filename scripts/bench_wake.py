@@ -188,8 +188,8 @@ def echo_trials(base: Config, clips, openers: dict[str, str], rt60_s: float, rng
 
     voice = build_voice(base)
     heard = echo_path(rt60_s, rng)
+    # one filter for the whole run, as the daemon's for its microphone: the room stays put
     canceller = EchoCanceller(RATE_HZ * base.audio.frame_ms // 1000)
-    """One for the whole run, as the daemon's for its microphone: the room stays the same."""
 
     def says(text: str) -> np.ndarray:
         pcm = np.frombuffer(b"".join(voice.synthesize(text)), np.int16) / 32768

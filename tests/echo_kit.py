@@ -39,3 +39,14 @@ def over_the_reply(
     mixed = said_over(echo, speech.astype(np.float32), at_s, above_db=below_db)
     lead = np.zeros(int(LEAD_S * 16000), np.float32)
     return np.concatenate([lead, mixed]), LEAD_S + at_s + 2.5
+
+
+def with_echo(frame, played, gain: float, since_ns: int):
+    """`frame` as a microphone in the room hears it: with what `played` (a PlayedAudio)
+    says the speaker played from clock time `since_ns` for the frame's length, at `gain`
+    (no echo cancellation)."""
+    from sori.audio.format import AudioFrame
+
+    echo = np.frombuffer(played.between(since_ns, since_ns + frame.duration_ns), np.int16)
+    mixed = np.frombuffer(frame.pcm, np.int16) + echo * gain
+    return AudioFrame(mixed.clip(-32768, 32767).astype(np.int16).tobytes(), frame.start_ns)

@@ -179,8 +179,9 @@ def test_with_echo_cancellation_sori_s_own_voice_no_longer_cuts_its_reply(
     in its first tenths of a second: README); then, barge-in on, a second reply plays to
     its end with echo cancellation, while without it the voice detector takes Sori's
     voice for the user's and the reply stops itself."""
+    from echo_kit import with_echo
     from sori.audio.augment import to_pcm16
-    from sori.audio.format import AudioFrame, write_wav
+    from sori.audio.format import write_wav
     from sori.pacing import pace
     from test_daemon import SlowSpeaker, closing
 
@@ -195,10 +196,7 @@ def test_with_echo_cancellation_sori_s_own_voice_no_longer_cuts_its_reply(
 
     def room(frames, origin_ns):
         for frame in pace(frames, daemon.clock, origin_ns):
-            start = origin_ns + frame.start_ns - late_ns
-            echo = np.frombuffer(played.between(start, start + frame.duration_ns), "<i2")
-            heard = np.frombuffer(frame.pcm, "<i2") + 0.5 * echo
-            yield AudioFrame(heard.astype("<i2").tobytes(), frame.start_ns)
+            yield with_echo(frame, played, 0.5, origin_ns + frame.start_ns - late_ns)
 
     async def main():
         listening = await listen_live(daemon, config_path, mic, room)

@@ -123,7 +123,7 @@ class RoomSpeaker:
         self._pcm = b""
 
     def heard(self, frame):
-        from sori.audio.format import AudioFrame
+        from echo_kit import with_echo
 
         self._heard_ns = frame.end_ns
         upto = max(0, (frame.end_ns - self._at_ns) * 16000 // 10**9 * 2)
@@ -131,9 +131,7 @@ class RoomSpeaker:
             self.played.add(self._at_ns + self._handed * 10**9 // 32000,
                             self._pcm[self._handed : upto], 16000)  # fmt: skip
             self._handed = min(upto, len(self._pcm))
-        echo = np.frombuffer(self.played.between(frame.start_ns, frame.end_ns), np.int16)
-        mixed = np.frombuffer(frame.pcm, np.int16) + echo * self.gain
-        return AudioFrame(mixed.clip(-32768, 32767).astype(np.int16).tobytes(), frame.start_ns)
+        return with_echo(frame, self.played, self.gain, frame.start_ns)
 
 
 def test_sori_answering_at_once_ends_the_command_and_a_phrase_over_the_answer_barges_in(
