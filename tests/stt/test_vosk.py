@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 
 import pytest
 
@@ -141,7 +142,7 @@ def test_missing_model_names_the_package(tmp_path):
         load_model(tmp_path)
 
 
-def test_tuned_view_links_the_model_and_sets_the_chunk_size(tmp_path):
+def test_tuned_view_links_the_model_turns_dither_off_and_sets_the_chunk_size(tmp_path):
     model = tmp_path / "model"
     for part in ("am", "graph", "conf"):
         (model / part).mkdir(parents=True)
@@ -153,12 +154,37 @@ def test_tuned_view_links_the_model_and_sets_the_chunk_size(tmp_path):
     view = tuned_view(model, scratch, 60)
     assert view == scratch
     assert (view / "am" / "final.mdl").read_bytes() == b"mdl"
-    assert (view / "conf" / "mfcc.conf").read_text() == "--num-ceps=40\n"
+    assert (view / "conf" / "mfcc.conf").read_text().split() == ["--num-ceps=40", "--dither=0"]
     assert (view / "conf" / "model.conf").read_text().split() == [
         "--beam=10.0",
         "--frames-per-chunk=6",
     ]
     assert (model / "conf" / "model.conf").read_text().count("51") == 1  # the model untouched
+    assert "dither" not in (model / "conf" / "mfcc.conf").read_text()
+    again = tmp_path / "default-chunk"
+    again.mkdir()
+    assert (tuned_view(model, again, 0) / "conf" / "model.conf").read_text().split() == [
+        "--beam=10.0",
+        "--frames-per-chunk=51",
+    ]
+
+
+def test_the_same_audio_decodes_the_same_whatever_was_decoded_before(vosk_model, leopard):
+    """No dither: word confidences (and the wake and rejection scores built like them)
+    do not depend on what the process decoded before."""
+    import vosk
+
+    pcm = leopard
+
+    def confidences() -> list[float]:
+        recognizer = vosk.KaldiRecognizer(vosk_model, 16000)
+        recognizer.SetWords(True)
+        for at in range(0, len(pcm), 3200):
+            recognizer.AcceptWaveform(pcm[at : at + 3200])
+        return [word["conf"] for word in json.loads(recognizer.FinalResult())["result"]]
+
+    first = confidences()
+    assert first == confidences() and 0 < min(first) < 1
 
 
 def test_tuned_view_leaves_a_flat_model_as_it_is(tmp_path):

@@ -69,7 +69,7 @@ def load_model(path: str | Path | None = None, chunk_ms: int = 0) -> Any:
     `chunk_ms` > 0 sets how much audio the acoustic model evaluates at once (Kaldi's
     `--frames-per-chunk`, default 200 ms): a partial hypothesis can only reach as far as
     the last whole chunk, so smaller chunks let it follow the speech more closely, for a
-    little more computation."""
+    little more computation. The model decodes without dither (see `tuned_view`)."""
     try:
         import vosk
     except ImportError:
@@ -79,7 +79,7 @@ def load_model(path: str | Path | None = None, chunk_ms: int = 0) -> Any:
     if not (folder / "am" / "final.mdl").is_file() and not (folder / "final.mdl").is_file():
         raise ModelError(f"no vosk model in {folder} (no am/final.mdl): {MODEL_HINT}")
     with tempfile.TemporaryDirectory(prefix="sori-vosk-") as scratch:
-        tuned = tuned_view(folder, Path(scratch), chunk_ms) if chunk_ms > 0 else folder
+        tuned = tuned_view(folder, Path(scratch), chunk_ms)
         started = time.perf_counter()
         try:
             model = vosk.Model(str(tuned))
@@ -92,31 +92,41 @@ def load_model(path: str | Path | None = None, chunk_ms: int = 0) -> Any:
 
 
 def tuned_view(folder: Path, scratch: Path, chunk_ms: int) -> Path:
-    """`folder` seen through `scratch`: links to its parts, and a `conf/model.conf` that
-    also sets the chunk size. vosk reads the files while it loads, so `scratch` may go
-    afterwards. A model without `conf/model.conf` (the old flat layout, whose options vosk
-    fixes itself) is returned as it is."""
+    """`folder` seen through `scratch`: links to its parts, a `conf/mfcc.conf` that turns
+    dither off, and a `conf/model.conf` that also sets the chunk size when `chunk_ms` > 0.
+    vosk reads the files while it loads, so `scratch` may go afterwards. A model without
+    `conf/model.conf` (the old flat layout, whose options vosk fixes itself) is returned
+    as it is.
+
+    Kaldi dithers by default: it adds noise drawn from the process's one `rand()` to each
+    frame, so the same audio decoded twice scored differently, by what the process had
+    decoded before (wake scores moved by up to 1.5/s). Without it a replay is repeatable;
+    the model is no less accurate on speech (README: the CER of ko-read)."""
     conf = folder / "conf" / "model.conf"
     if not conf.is_file():
-        log.info("vosk: %s has no conf/model.conf; chunk_ms left at the default", folder)
+        log.info("vosk: %s has no conf/model.conf; chunk and dither left at the default", folder)
         return folder
     for part in folder.iterdir():
         if part.name != "conf":
             (scratch / part.name).symlink_to(part.resolve())
     (scratch / "conf").mkdir()
+    options = {"mfcc.conf": {"dither": "0"}, "model.conf": {}}
+    if chunk_ms > 0:
+        options["model.conf"]["frames-per-chunk"] = str(max(1, round(chunk_ms / 10)))  # 10 ms
     for part in conf.parent.iterdir():
-        if part.name != "model.conf":
+        if part.name not in options:
             (scratch / "conf" / part.name).symlink_to(part.resolve())
-    options = [
-        line
-        for line in conf.read_text(encoding="utf-8").splitlines()
-        if not line.strip().startswith("--frames-per-chunk")
-    ]
-    frames = max(1, round(chunk_ms / 10))  # Kaldi features are 10 ms frames
-    (scratch / "conf" / "model.conf").write_text(
-        "\n".join([*options, f"--frames-per-chunk={frames}", ""]), encoding="utf-8"
-    )
+    for name, overrides in options.items():
+        given = conf.parent / name
+        lines = given.read_text(encoding="utf-8").splitlines() if given.is_file() else []
+        (scratch / "conf" / name).write_text(_with_options(lines, overrides), encoding="utf-8")
     return scratch
+
+
+def _with_options(lines: list[str], overrides: dict[str, str]) -> str:
+    """A Kaldi config file of `lines` with each `--name=value` of `overrides` set."""
+    kept = [line for line in lines if line.strip().split("=")[0].lstrip("-") not in overrides]
+    return "\n".join([*kept, *(f"--{name}={value}" for name, value in overrides.items()), ""])
 
 
 def compile_grammar(model: Any, phrases: Iterable[str]) -> tuple[list[str], list[str]]:
