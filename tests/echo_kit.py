@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sori.audio.augment import said_over
+from sori.audio.augment import said_over, voiced_rms
 
 REPLY = (
     "거실 조명을 켰어요. 오늘 서울은 대체로 맑고 낮 최고 기온은 십오 도로 어제보다 조금 "
@@ -28,17 +28,33 @@ def sori_says(config, text: str) -> np.ndarray:
     return np.frombuffer(to_pipeline(pcm, voice.rate_hz), np.int16).astype(np.float32)
 
 
-def over_the_reply(
-    echo: np.ndarray, clip: Path, at_s: float, below_db: float
-) -> tuple[np.ndarray, float]:
-    """`LEAD_S` of silence, then the reply with the clip's first 2.5 s (its opening word)
-    said over it from `at_s`, the reply `below_db` quieter; and where the clip ends, in
-    seconds."""
+def over_the_reply(echo: np.ndarray, clip: Path, at_s: float, below_db: float) -> np.ndarray:
+    """`LEAD_S` of silence, then the reply with the clip's opening said over it from
+    `at_s`, the reply `below_db` quieter."""
+    mixed = said_over(echo, opening(clip), at_s, above_db=below_db)
+    return np.concatenate([np.zeros(int(LEAD_S * 16000), np.float32), mixed])
+
+
+def said_to_the_room(clip: Path, at_s: float) -> np.ndarray:
+    """What the microphone hears of the user alone (`with_echo` adds the speaker): `LEAD_S`
+    of silence, then the clip's opening from `at_s` and a second of silence."""
+    speech = opening(clip)
+    start = int((LEAD_S + at_s) * 16000)
+    heard = np.zeros(start + len(speech) + 16000, np.float32)
+    heard[start : start + len(speech)] = speech
+    return heard
+
+
+def echo_gain(echo: np.ndarray, clip: Path, below_db: float) -> float:
+    """The gain at which the microphone hears the speaker play `echo` `below_db` quieter
+    than the clip's opening, as `over_the_reply` mixes them."""
+    return voiced_rms(opening(clip)) / voiced_rms(echo) / 10 ** (below_db / 20)
+
+
+def opening(clip: Path) -> np.ndarray:
+    """The first 2.5 s of a recording (its opening word or two), on the int16 scale."""
     with wave.open(str(clip)) as w:
-        speech = np.frombuffer(w.readframes(int(2.5 * w.getframerate())), np.int16)
-    mixed = said_over(echo, speech.astype(np.float32), at_s, above_db=below_db)
-    lead = np.zeros(int(LEAD_S * 16000), np.float32)
-    return np.concatenate([lead, mixed]), LEAD_S + at_s + 2.5
+        return np.frombuffer(w.readframes(int(2.5 * w.getframerate())), np.int16).astype(np.float32)
 
 
 def with_echo(frame, played, gain: float, since_ns: int):

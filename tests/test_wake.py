@@ -224,7 +224,7 @@ def test_while_sori_speaks_a_phrase_said_over_its_voice_wakes_mid_utterance(
     """The voice detector hears Sori's reply and the phrase said over it as one utterance:
     while Sori speaks, the detector listens all through it (fresh streams every rearm_s);
     when Sori is silent, a phrase in the middle of an utterance is no wake phrase."""
-    audio, _ = over_the_reply(reply_echo, clips[PHRASES["현재"]], at_s=3.0, below_db=20)
+    audio = over_the_reply(reply_echo, clips[PHRASES["현재"]], at_s=3.0, below_db=20)
     found = wakes_in(audio, config, detector, said=reply_echo)
     assert [e.phrase for e in found] == ["현재"]
     said_at = LEAD_S + 3.0 + 0.66  # "현재" is 0.66-1.05 s into its clip

@@ -131,10 +131,15 @@ def test_with_wake_only_the_phrase_stops_a_reply_and_opens_the_window(tmp_path, 
 def test_the_phrase_said_over_sori_s_reply_stops_it_and_opens_the_window(
     tmp_path, mosquitto, shared_dir
 ):
-    """Live, with a speaker: the microphone (a file paced like one) hears the reply Sori is
-    playing and "현재" said over it 3 s in, as one utterance. The phrase stops the reply
-    (about 15 s long) and opens the listening window; the reply played until then."""
-    from echo_kit import LEAD_S, REPLY, over_the_reply, sori_says
+    """Live, with a speaker: the microphone (a file paced like one) hears "현재" said over
+    the reply Sori is playing, about 2 s into it (a 15 s reply, 20 dB below the user), as
+    one utterance. The room adds what the speaker played, 30 ms late, so a reply that
+    starts late on a busy machine is heard late too, and the phrase lands a little
+    earlier in it: said 1.5 to 2.2 s into this reply, at any offset of the frames, the
+    phrase wakes (further in, what Sori says checks near the phrase: README).
+    The phrase stops the reply and opens the listening window; the reply played until
+    then."""
+    from echo_kit import LEAD_S, REPLY, echo_gain, said_to_the_room, sori_says, with_echo
     from sori.audio.augment import to_pcm16
     from sori.audio.format import write_wav
     from sori.config import Config
@@ -146,17 +151,20 @@ def test_the_phrase_said_over_sori_s_reply_stops_it_and_opens_the_window(
     daemon = build(config_path, tmp_path / "reply.wav", input_name="mic")
     daemon.player.sink = SlowSpeaker()
     clip = shared_dir / "audio" / "ko-read" / "zeroth_104_003_0253.wav"
-    heard, clip_end_s = over_the_reply(sori_says(Config(), REPLY), clip, 3.0, below_db=20)
-    mic = tmp_path / "mic.wav"  # the echo stops soon after the phrase, as the reply does
-    write_wav(mic, to_pcm16(np.concatenate([heard[: int(clip_end_s * 16000)], np.zeros(16000)])))
+    gain = echo_gain(sori_says(Config(), REPLY), clip, below_db=20)
+    mic = tmp_path / "mic.wav"
+    write_wav(mic, to_pcm16(said_to_the_room(clip, 2.0)))
+    said_at_s = LEAD_S + 2.0 + 0.66  # "현재" is 0.66-1.05 s into its clip
     origin: list[int] = []
 
-    def like_a_microphone(frames, origin_ns):
-        origin.append(origin_ns)
-        return pace(frames, daemon.clock, origin_ns)
+    def room(frames, origin_ns):
+        origin.append(origin_ns)  # now, as the microphone opens
+        played, late_ns = daemon.conversation.echo, 30_000_000
+        paced = pace(frames, daemon.clock, origin_ns)
+        return (with_echo(f, played, gain, origin_ns + f.start_ns - late_ns) for f in paced)
 
     async def main():
-        listening = await listen_live(daemon, config_path, mic, like_a_microphone)
+        listening = await listen_live(daemon, config_path, mic, room)
         await asyncio.sleep(max(0.0, (origin[0] - daemon.clock.now_ns()) / 1e9 + LEAD_S))
         spoken = await daemon.player.say(REPLY)
         window = daemon.health()["listening"]
@@ -164,8 +172,11 @@ def test_the_phrase_said_over_sori_s_reply_stops_it_and_opens_the_window(
         return spoken, window
 
     spoken, window = asyncio.run(closing(daemon, main()))
+    said_at_ns = origin[0] + int(said_at_s * 1e9)
+    assert spoken.first_audio_ns < said_at_ns - 1e9  # the reply was playing
     assert spoken.interrupted and daemon.metrics.barge_ins == 1
-    assert 3.5e9 < spoken.audio_ns < 12e9  # played up to the phrase, cut well before its end
+    # it played up to the phrase, and was cut soon after it
+    assert said_at_ns < spoken.first_audio_ns + spoken.audio_ns < said_at_ns + 3e9
     assert window["wakes"] == 1 and window["listening_s"] > 0
 
 

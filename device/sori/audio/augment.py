@@ -95,7 +95,7 @@ def said_over(
     speech = np.asarray(speech, dtype=np.float64)
     start = int(at_s * RATE_HZ)
     mixed = np.zeros(max(len(background), start + len(speech)))
-    speech_rms, background_rms = _voiced_rms(speech), _voiced_rms(background)
+    speech_rms, background_rms = voiced_rms(speech), voiced_rms(background)
     if background_rms:
         mixed[: len(background)] = background * speech_rms / background_rms / 10 ** (above_db / 20)
     mixed[start : start + len(speech)] += speech
@@ -175,7 +175,7 @@ def _rms(signal: np.ndarray) -> float:
     return float(np.sqrt(np.mean(np.square(signal)))) if signal.size else 0.0
 
 
-def _voiced_rms(signal: np.ndarray) -> float:
+def voiced_rms(signal: np.ndarray) -> float:
     """RMS of the samples above a twentieth of the peak: the voice, not its pauses."""
     if not signal.size:
         return 0.0
