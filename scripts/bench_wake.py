@@ -28,7 +28,7 @@
   transcript and its fixed replies, heard live with what it played: self wakes per hour of
   Sori speaking, with the check in what Sori said (`heard_in`) and without it (Sori
   "played" silence: no check, nothing to cancel). Then each clip's opening word said over
-  a long reply at two points and three levels of the reply below the speaker: the share of
+  a long reply at four points and three levels of the reply below the speaker: the share of
   phrases found (a barge-in), wrong detections, and the CPU real-time factor while Sori
   speaks. `--echo-room RT60` hears the speaker through a room instead of dry;
   `--echo-cancel off|auto` sets `audio.echo_cancel`: one filter hears the whole run, as
@@ -145,7 +145,7 @@ BELOW_DB = (20, 10, 0)
 ECHO_DELAY_MS = 40
 """How late the microphone hears the speaker through a room (`--echo-room`): the output's
 and input's buffers."""
-SAID_AT_S = (2.0, 5.5)
+SAID_AT_S = (2.0, 3.0, 4.1, 5.5)
 """Where the phrase is said in the reply, in seconds."""
 
 
