@@ -35,20 +35,19 @@ def over_the_reply(echo: np.ndarray, clip: Path, at_s: float, below_db: float) -
     return np.concatenate([np.zeros(int(LEAD_S * 16000), np.float32), mixed])
 
 
-def said_to_the_room(clip: Path, at_s: float) -> np.ndarray:
+def said_to_the_room(speech: np.ndarray, at_s: float) -> np.ndarray:
     """What the microphone hears of the user alone (`with_echo` adds the speaker): `LEAD_S`
-    of silence, then the clip's opening from `at_s` and a second of silence."""
-    speech = opening(clip)
+    of silence, then `speech` (a clip's `opening`) from `at_s` and a second of silence."""
     start = int((LEAD_S + at_s) * 16000)
     heard = np.zeros(start + len(speech) + 16000, np.float32)
     heard[start : start + len(speech)] = speech
     return heard
 
 
-def echo_gain(echo: np.ndarray, clip: Path, below_db: float) -> float:
+def echo_gain(echo: np.ndarray, speech: np.ndarray, below_db: float) -> float:
     """The gain at which the microphone hears the speaker play `echo` `below_db` quieter
-    than the clip's opening, as `over_the_reply` mixes them."""
-    return voiced_rms(opening(clip)) / voiced_rms(echo) / 10 ** (below_db / 20)
+    than `speech`, as `over_the_reply` mixes them."""
+    return voiced_rms(speech) / voiced_rms(echo) / 10 ** (below_db / 20)
 
 
 def opening(clip: Path) -> np.ndarray:

@@ -139,7 +139,15 @@ def test_the_phrase_said_over_sori_s_reply_stops_it_and_opens_the_window(
     phrase wakes (further in, what Sori says checks near the phrase: README).
     The phrase stops the reply and opens the listening window; the reply played until
     then."""
-    from echo_kit import LEAD_S, REPLY, echo_gain, said_to_the_room, sori_says, with_echo
+    from echo_kit import (
+        LEAD_S,
+        REPLY,
+        echo_gain,
+        opening,
+        said_to_the_room,
+        sori_says,
+        with_echo,
+    )
     from sori.audio.augment import to_pcm16
     from sori.audio.format import write_wav
     from sori.config import Config
@@ -151,9 +159,10 @@ def test_the_phrase_said_over_sori_s_reply_stops_it_and_opens_the_window(
     daemon = build(config_path, tmp_path / "reply.wav", input_name="mic")
     daemon.player.sink = SlowSpeaker()
     clip = shared_dir / "audio" / "ko-read" / "zeroth_104_003_0253.wav"
-    gain = echo_gain(sori_says(Config(), REPLY), clip, below_db=20)
+    speech = opening(clip)
+    gain = echo_gain(sori_says(Config(), REPLY), speech, below_db=20)
     mic = tmp_path / "mic.wav"
-    write_wav(mic, to_pcm16(said_to_the_room(clip, 2.0)))
+    write_wav(mic, to_pcm16(said_to_the_room(speech, 2.0)))
     said_at_s = LEAD_S + 2.0 + 0.66  # "현재" is 0.66-1.05 s into its clip
     origin: list[int] = []
 
