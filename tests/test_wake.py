@@ -124,6 +124,35 @@ def test_the_spotter_stops_once_the_longest_phrase_could_have_ended(clips, detec
     assert stream.done and fed / 32000 == pytest.approx(phrase.spot_s, abs=0.021)
 
 
+def test_a_phrase_spotted_faster_than_anyone_speaks_is_not_checked(detector, monkeypatch):
+    """The spotter's grammar weight can pull a fragment onto a phrase (소리야 in 0.21 s
+    on a cut "사" checked at +11): under FASTEST_SYLLABLE_S a syllable it is no candidate."""
+    from sori.wake.phrase import FASTEST_SYLLABLE_S
+
+    phrase = getattr(detector, "inner", detector)
+    checked = []
+    monkeypatch.setattr(phrase, "score", lambda spoken, window: checked.append(spoken) or -50.0)
+    shortest = FASTEST_SYLLABLE_S * len(DEFAULT)
+    for length_s in (shortest - 0.03, shortest + 0.03, 0.6):
+        stream = phrase.open_stream()
+        stream.feed(bytes(32000))  # a second of the utterance's start
+        start = stream._origin_s + 0.12  # the spotter's clock runs on across streams
+        stream._done = [{"word": DEFAULT, "start": start, "end": start + length_s}]
+        assert stream._candidates() == []
+        stream.close()
+    assert checked == [DEFAULT, DEFAULT]  # the two that a person could have said
+
+
+def test_a_phrase_said_fast_still_wakes(clips, config, detector, tmp_path):
+    """The floor on a syllable's length is below fast speech: 지난해 at 1.5 times its
+    read tempo (0.26 s, pitch kept) is found."""
+    fast = tmp_path / "fast.wav"
+    subprocess.run(
+        ["sox", str(clips[PHRASES["지난해"]]), str(fast), "tempo", "-s", "1.5"], check=True
+    )
+    assert [r["phrase"] for r in scan(fast, config, detector)] == ["지난해"]
+
+
 def test_a_word_the_model_does_not_know_is_refused_with_a_spelling_it_knows(config):
     from sori.assemble.wake import build_wake_detector
 

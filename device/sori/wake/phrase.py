@@ -52,6 +52,13 @@ SYLLABLE_S = 0.35
 slowly ("소-리-야") takes about 0.3 s a syllable, read speech 0.15."""
 TAIL_S = 0.2
 """Audio the spotter hears after the longest phrase could end, for its last word to settle."""
+FASTEST_SYLLABLE_S = 0.075
+"""The shortest a spotted phrase's syllable may last, in seconds (13 syllables a second,
+beyond the fastest speech, 8 to 10; the spotter's word times are 30 ms frames). A phrase
+spotted in less is the grammar's weight pulling a fragment onto it (소리야 in 0.21 s on a
+cut "사", which checked at +11): it is no candidate. The read clips' phrases are spotted
+at 0.10 to 0.26 s a syllable; 지난해 sped up 1.5 times (sox tempo, 0.26 s) still wakes,
+spotted as 0.36 s, and 1.8 times (0.22 s) is not spotted at all."""
 WEIGHT = 10
 """How many times each wake phrase is listed in the spotting grammar: a heavier phrase is
 missed less and spotted wrongly more often, which the check then rejects."""
@@ -308,6 +315,8 @@ class PhraseWakeStream:
                 if run is None or not near(run[0], target):
                     continue
                 end = float(words[run[1]]["end"]) - self._origin_s
+                if end - start < FASTEST_SYLLABLE_S * len(target):
+                    continue  # faster than anyone speaks
                 if (index, start, end) in self._checked:
                     continue
                 self._checked.add((index, start, end))
