@@ -34,6 +34,7 @@ FLOORS = {
     "wake": 2,
     "ha_import": 2,
     "pipeline": 3,
+    "committing": 3,
     "testing": 3,
     "conformance": 3,
     "playback": 3,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from sori.clock import FakeClock
+from sori.committing import CommitSettings
 from sori.events import (
     IntentCommitted,
     IntentCorrected,
@@ -18,7 +19,7 @@ from sori.events import (
 )
 from sori.intents import IntentMatch
 from sori.pacing import ReplayClock, hear, replay
-from sori.pipeline import CommitSettings, Hearing
+from sori.pipeline import Hearing
 from sori.testing import Cue, EnergyScorer, ScriptedRecognizer, kinds, run_frames, tone_frames
 from sori.vad import EndpointSettings
 
@@ -46,11 +47,11 @@ class Understanding:
 SPEECH = [(300, False), (700, True), (800, False)]  # speech 0.3-1.0 s
 
 
-def hearing_for(scripts, clock, **commit):
+def hearing_for(scripts, clock, understanding=None, **commit):
     return Hearing(
         EnergyScorer(),
         ScriptedRecognizer(scripts),
-        Understanding(),
+        understanding or Understanding(),
         clock=clock,
         endpoint=EndpointSettings(frame_ms=20, start_ms=60, stop_ms=400, pre_roll_ms=200),
         commit=CommitSettings(**commit),
@@ -100,8 +101,7 @@ def test_a_constrained_result_that_passed_the_ratio_test_commits_early_at_the_si
     command from it commits at the silence gate and carries its score."""
     clock = FakeClock()
     cues = [Cue(300, "거실"), Cue(760, "거실 불 켜 줘", "grammar", 8.5)]
-    hearing = hearing_for([(cues, "거실 불 켜 줘")], clock, silence_ms=40)
-    hearing.understanding = FuzzyUnderstanding()
+    hearing = hearing_for([(cues, "거실 불 켜 줘")], clock, FuzzyUnderstanding(), silence_ms=40)
     events = run_frames(hearing, tone_frames(SPEECH), clock)
     (commit,) = of(events, IntentCommitted)
     assert commit.early and commit.lr_score == 8.5 and commit.t_ns == 1040 * MS
@@ -111,8 +111,7 @@ def test_a_constrained_result_that_passed_the_ratio_test_commits_early_at_the_si
 def test_a_free_form_near_miss_still_waits_for_the_final_result():
     clock = FakeClock()
     cues = [Cue(300, "거실"), Cue(760, "거실 불 켜 줘", "free", -20.0)]
-    hearing = hearing_for([(cues, "거실 불 켜 줘")], clock, silence_ms=40)
-    hearing.understanding = FuzzyUnderstanding()
+    hearing = hearing_for([(cues, "거실 불 켜 줘")], clock, FuzzyUnderstanding(), silence_ms=40)
     events = run_frames(hearing, tone_frames(SPEECH), clock)
     (commit,) = of(events, IntentCommitted)
     assert not commit.early

@@ -14,14 +14,10 @@ and an `Understanding` (anything with `match(text)` and `is_closed(text)`, such 
 `sori.wake_gate`'s; where frames come from and how time passes, `sori.pacing`'s (`replay`
 in simulated real time, `pace` like a microphone, `hear` for the daemon's loop).
 
-Early commit: while an utterance is open, the latest partial hypothesis is matched
-against the presets. When it is a complete command (`match`, confidence at least
-`CommitSettings.min_confidence`), its Korean sentence-final form is closed (`is_closed`)
-and the endpointer has heard `silence_ms` of trailing silence, the intent is committed at
-once (`IntentCommitted(early=True)`) instead of after the recognizer's final result. If
-the final transcript then means something else, `IntentCorrected` follows. A hypothesis of
-a recognizer's phrase-constrained pass (source "grammar", with an `lr_score`) has passed the
-recognizer's likelihood-ratio test, which then stands in for the confidence floor.
+Early commit: while an utterance is open, the latest partial hypothesis may already commit
+to an intent (`IntentCommitted(early=True)`), before the recognizer's final result; if the
+final transcript then means something else, `IntentCorrected` follows. Which intent, and
+when, is `sori.committing`'s.
 
 Sori answers a committed command at once, often before the endpointer has heard the
 pause that ends the utterance. Live, without echo cancellation, the voice detector then
@@ -42,85 +38,26 @@ still closed, and the commit usually comes on the frame that opens it.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from sori.audio.format import AudioFrame
 from sori.audio.ring import FrameRing
 from sori.clock import Clock
+from sori.committing import CommitSettings, Committer, Turn, Understanding
 from sori.events import (
     Event,
-    IntentCommitted,
-    IntentCorrected,
-    IntentNotRecognized,
     SpeechStarted,
     SpeechStopped,
     TranscriptFinal,
     TranscriptPartial,
     UtteranceHeard,
 )
-from sori.intents.splitting import continues
-from sori.stt.base import Hypothesis, RecognizerStream, SpeechRecognizer
+from sori.stt.base import Hypothesis, SpeechRecognizer
 from sori.vad import Endpointer, EndpointSettings, VoiceScorer
 from sori.wake.base import WakeDetector
 from sori.wake_gate import Gate, WakeGate
 
 MS = 1_000_000
-
-
-class Understanding(Protocol):
-    """What the pipeline needs from preset understanding (`sori.intents.Presets`)."""
-
-    def match(self, text: str) -> Any:
-        """An IntentMatch-like result (intent, slots, confidence, response) or None."""
-        ...
-
-    def is_closed(self, text: str) -> bool:
-        """True when `text` ends in a closed sentence-final form."""
-        ...
-
-
-@dataclass(frozen=True, slots=True)
-class CommitSettings:
-    """When a partial hypothesis may be acted on."""
-
-    early: bool = True
-    """Commit from partial hypotheses at all."""
-    silence_ms: int = 40
-    """Trailing silence the endpointer must have heard first, in milliseconds."""
-    min_confidence: float = 0.9
-    """Least preset match confidence for an early commit, in [0, 1]."""
-    flush_steps: int = 2
-    """How many times a pause may be flushed while no commit is possible yet."""
-    flush_ms: int = 120
-    """Silence fed to the recognizer ahead of time when a pause begins while the partial is
-    empty or an unclosed command, in milliseconds, so a chunked decoder shows its hypothesis
-    up to the end of speech at once; the same amount of real silence that follows is then
-    not fed again. 0 = off."""
-
-
-@dataclass
-class _Turn:
-    """Bookkeeping of one open utterance."""
-
-    utterance_id: int
-    stream: RecognizerStream
-    speech_start_ns: int
-    partial: str = ""
-    hyp: Hypothesis | None = None
-    """The hypothesis `partial` came from."""
-    committed: IntentCommitted | None = None
-    commit_t_ns: int | None = None
-    commit_speech_end_ns: int | None = None
-    """Where the trailing silence an early commit waited on began: the end of speech that
-    commit follows (clock-comparable stream time)."""
-    audio_ns: int = 0
-    flushes: int = 0
-    held: bool = False
-    """A partial ended in a connective (켜고, 그리고, 이랑): no early commit in this
-    utterance; the final transcript decides."""
-    pad_credit_ns: int = 0
-    busy_ns: dict[str, int] = field(default_factory=lambda: {"vad": 0, "stt": 0, "understand": 0})
 
 
 class Hearing:
@@ -149,18 +86,17 @@ class Hearing:
         """None: wake detection only (`sori wake`)."""
         self.wake = WakeGate(gate, wake, clock, origin_ns)
         """Mute and the wake phrase: which utterances the recognizer hears."""
-        self.understanding = understanding
+        self.commits = Committer(understanding, commit or CommitSettings(), clock)
+        """Which intent each turn's words commit to, and when."""
         self.clock = clock
         self.endpoint = endpoint or EndpointSettings()
-        self.commit = commit or CommitSettings()
         self.origin_ns = origin_ns
         """Clock time of stream time 0; event audio times are shifted by it."""
         self.endpointer = Endpointer(scorer, self.endpoint, clock, origin_ns)
         self._ring = FrameRing(
             self.endpoint.pre_roll_ms + self.endpoint.start_ms, self.endpoint.frame_ms
         )
-        self._turn: _Turn | None = None
-        self._matches: dict[str, Any] = {}
+        self._turn: Turn | None = None
 
     @property
     def in_speech(self) -> bool:
@@ -205,7 +141,7 @@ class Hearing:
             self._stopped(boundary, events)
         return events
 
-    def _continue(self, turn: _Turn, frame: AudioFrame, boundary: Any, events: list[Event]) -> None:
+    def _continue(self, turn: Turn, frame: AudioFrame, boundary: Any, events: list[Event]) -> None:
         """One more frame of an open turn: feed it, commit early when possible."""
         if self.endpointer.trailing_silence_ns == 0 and not isinstance(boundary, SpeechStopped):
             turn.flushes, turn.pad_credit_ns = 0, 0  # voiced again: a new pause may flush
@@ -292,10 +228,10 @@ class Hearing:
 
     def _open(self, utterance_id: int, speech_start_ns: int) -> None:
         assert self.recognizer is not None
-        self._matches.clear()
+        self.commits.begin()
         t0 = time.perf_counter_ns()
         stream = self.recognizer.open_stream()
-        self._turn = _Turn(utterance_id, stream, speech_start_ns)
+        self._turn = Turn(utterance_id, stream, speech_start_ns)
         self._turn.busy_ns["stt"] += time.perf_counter_ns() - t0
 
     def _feed(self, frame: AudioFrame, events: list[Event]) -> None:
@@ -307,85 +243,37 @@ class Hearing:
         turn.audio_ns += frame.duration_ns
         self._show(turn, hyp, events)
 
-    def _flush(self, turn: _Turn, events: list[Event]) -> None:
+    def _flush(self, turn: Turn, events: list[Event]) -> None:
         t0 = time.perf_counter_ns()
-        hyp = turn.stream.flush(self.commit.flush_ms)
+        flush_ms = self.commits.settings.flush_ms
+        hyp = turn.stream.flush(flush_ms)
         turn.busy_ns["stt"] += time.perf_counter_ns() - t0
-        turn.audio_ns += self.commit.flush_ms * MS
-        turn.pad_credit_ns += self.commit.flush_ms * MS
+        turn.audio_ns += flush_ms * MS
+        turn.pad_credit_ns += flush_ms * MS
         self._show(turn, hyp, events)
 
-    def _show(self, turn: _Turn, hyp: Hypothesis | None, events: list[Event]) -> None:
+    def _show(self, turn: Turn, hyp: Hypothesis | None, events: list[Event]) -> None:
         """A new partial hypothesis becomes the turn's partial and a `TranscriptPartial`."""
         if hyp is not None and hyp.text != turn.partial:
             turn.partial, turn.hyp = hyp.text, hyp
             events.append(TranscriptPartial(self.clock.now_ns(), turn.utterance_id, hyp.text))
 
-    def _match(self, turn: _Turn, text: str) -> tuple[Any, bool]:
-        """(match or None, closed), cached per text within the utterance."""
-        if self.understanding is None or not text:
-            return None, False
-        if text not in self._matches:
-            t0 = time.perf_counter_ns()
-            found = self.understanding.match(text)
-            closed = found is not None and self.understanding.is_closed(text)
-            turn.busy_ns["understand"] += time.perf_counter_ns() - t0
-            self._matches[text] = (found, closed)
-        return self._matches[text]
-
     def _check_early(self, events: list[Event]) -> None:
+        """In a pause: flush it through the recognizer when the committer wants that, then
+        commit early when the partial allows (sori.committing)."""
         turn = self._turn
         silence_ns = self.endpointer.trailing_silence_ns
-        if turn is None or turn.committed is not None or not self.commit.early or not silence_ns:
+        if turn is None or turn.committed is not None or not silence_ns:
             return
-        found, closed = self._match(turn, turn.partial)
-        # A pause began. Flush at once, so the hypothesis has caught up by the time the
-        # silence gate opens: a closed command too, so "거실 불 켜" still becomes "거실 불
-        # 켜고" when the decoder holds the ending back. Flush again only while the partial
-        # is empty or a command whose closing word has not appeared.
-        lagging = not turn.partial or (found is not None and not closed)
-        if (
-            self.commit.flush_ms
-            and turn.flushes < self.commit.flush_steps
-            and (turn.flushes == 0 or lagging)
-        ):
+        if not self.commits.settings.early:
+            return
+        if self.commits.wants_flush(turn):
             turn.flushes += 1
             self._flush(turn, events)
-            found, closed = self._match(turn, turn.partial)
-        if turn.held or continues(turn.partial):  # "거실 불 켜고 …": the final decides
-            turn.held = True
-            return
-        if silence_ns < self.commit.silence_ms * MS or not turn.partial:
-            return
-        if found is None or not closed:
-            return
-        # A phrase-constrained hypothesis reaches here only when it passed the recognizer's
-        # likelihood-ratio test, which stands in for the match-confidence floor: the text is
-        # one of the phrases, and the ratio says the audio was that phrase.
-        hyp = turn.hyp
-        constrained = hyp is not None and hyp.source == "grammar" and hyp.lr_score is not None
-        if found.confidence < self.commit.min_confidence and not constrained:
-            return
-        turn.committed = self._committed(
-            turn, turn.partial, found, early=True, lr_score=hyp.lr_score if hyp else None
-        )
-        turn.commit_t_ns = turn.committed.t_ns
-        events.append(turn.committed)
-
-    def _committed(
-        self, turn: _Turn, text: str, found: Any, early: bool, lr_score: float | None = None
-    ) -> IntentCommitted:
-        return IntentCommitted(
-            self.clock.now_ns(),
-            turn.utterance_id,
-            text,
-            found.intent,
-            dict(found.slots),
-            float(found.confidence),
-            found.response,
-            early,
-            lr_score,
-        )
+        committed = self.commits.early(turn, silence_ns)
+        if committed is not None:
+            turn.committed, turn.commit_t_ns = committed, committed.t_ns
+            events.append(committed)
 
     def _close(self, audio_end_ns: int, stopped_t_ns: int, events: list[Event]) -> None:
         """The turn ends: its audio reached `audio_end_ns` (clock-comparable stream time),
@@ -400,35 +288,8 @@ class Hearing:
             self.clock.now_ns(), turn.utterance_id, final.text, final.confidence, final.lr_score
         )
         events.append(final_event)
-        found, _ = self._match(turn, final.text)
-        previous = turn.committed
-        # The end of speech the standing commit follows: for an early commit, where the
-        # silence it waited on began (noise heard later may keep the utterance open past
-        # the commit); for a commit on the final result, the utterance's end.
-        speech_end_ns = audio_end_ns
-        if previous is not None:
-            same = found is not None and (found.intent, dict(found.slots)) == (
-                previous.intent,
-                previous.slots,
-            )
-            if same and turn.commit_speech_end_ns is not None:
-                speech_end_ns = min(turn.commit_speech_end_ns, audio_end_ns)
-            if not same:
-                replacement = (
-                    self._committed(turn, final.text, found, False, final.lr_score)
-                    if found
-                    else None
-                )
-                events.append(
-                    IntentCorrected(self.clock.now_ns(), turn.utterance_id, previous, replacement)
-                )
-                turn.commit_t_ns = replacement.t_ns if replacement else None
-        elif found is not None:
-            committed = self._committed(turn, final.text, found, False, final.lr_score)
-            turn.commit_t_ns = committed.t_ns
-            events.append(committed)
-        else:
-            events.append(IntentNotRecognized(self.clock.now_ns(), turn.utterance_id, final.text))
+        commits, speech_end_ns = self.commits.final(turn, final, audio_end_ns)
+        events += commits
         events.append(
             UtteranceHeard(
                 self.clock.now_ns(),

@@ -13,11 +13,12 @@ from sori.audio.echo_cancel import cancel_echo
 from sori.audio.format import FRAME_MS_CHOICES, AudioFrame
 from sori.audio.played import PlayedAudio
 from sori.clock import Clock
+from sori.committing import CommitSettings
 from sori.config import AudioConfig, Config, SttConfig
 from sori.errors import ConfigError
 from sori.events import Event
 from sori.pacing import hear
-from sori.pipeline import CommitSettings, Hearing
+from sori.pipeline import Hearing
 from sori.stt.base import SpeechRecognizer, warm_up
 from sori.vad import BACKENDS as VAD_BACKENDS
 from sori.vad import EndpointSettings, SileroScorer, VoiceScorer, WebrtcScorer
