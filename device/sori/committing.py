@@ -168,9 +168,8 @@ class Committer:
             previous.slots,
         )
         if same:
-            if turn.commit_speech_end_ns is not None:
-                return [], min(turn.commit_speech_end_ns, audio_end_ns)
-            return [], audio_end_ns
+            waited_on = turn.commit_speech_end_ns
+            return [], audio_end_ns if waited_on is None else min(waited_on, audio_end_ns)
         replacement = (
             self._committed(turn, final.text, found, False, final.lr_score) if found else None
         )

@@ -263,9 +263,8 @@ class Hearing:
         commit early when the partial allows (sori.committing)."""
         turn = self._turn
         silence_ns = self.endpointer.trailing_silence_ns
-        if turn is None or turn.committed is not None or not silence_ns:
-            return
-        if not self.commits.settings.early:
+        early = self.commits.settings.early
+        if turn is None or turn.committed is not None or not early or not silence_ns:
             return
         if self.commits.wants_flush(turn):
             turn.flushes += 1
