@@ -15,7 +15,8 @@ from typing import Any
 
 from sori.harness.manifest import Manifest, ManifestError, Tolerances, load_manifest
 from sori.harness.reports import build_report, read_baseline, write_json, write_junit
-from sori.harness.run import Progress, load_understanding, run_manifest
+from sori.harness.run import Progress, run_manifest
+from sori.harness.runner import load_understanding
 from sori.harness.summary import compare, summarize
 
 __all__ = ["Manifest", "ManifestError", "Session", "load_manifest"]

@@ -22,7 +22,7 @@ from typing import Any
 from sori.assemble.daemon import build_daemon
 from sori.events import Event, UtteranceHeard
 from sori.harness.manifest import Manifest
-from sori.harness.run import PcmSource, Runner, Understanding, manifest_home
+from sori.harness.runner import PcmSource, Runner, Understanding, manifest_home
 from sori.replaying import replay_events, summarize
 
 log = logging.getLogger(__name__)
