@@ -1,5 +1,5 @@
 """A fresh install: no sori.toml anywhere, an empty HOME, and every `sori ...` command the
-README shows in its code blocks, run verbatim.
+README and the pages of docs/ show in their code blocks, run verbatim.
 
 Which README commands run (the rule, applied by `readme_commands`):
 - a line of a fenced code block that starts with `sori `, `$ sori ` or `.venv/bin/sori `,
@@ -8,7 +8,8 @@ Which README commands run (the rule, applied by `readme_commands`):
 - left out: commands that need hardware (`sori run` with the microphone, `arecord | ...`),
   a daemon that serves until stopped (`sori run --input none`), a file the reader is meant
   to bring (a path argument that does not exist beside the README: `command.wav`,
-  `sori.toml`), and `sori ask` with text no preset understands (it loads the local model,
+  `sori.toml`), `sori setup` (it writes the config every other command would then read),
+  and `sori ask` with text no preset understands (it loads the local model,
   ~20 s a command on two cores; tests/llm covers that path).
 Paths are as printed: the temp cwd has `device/` and `../shared/` as the repository has.
 """
@@ -42,8 +43,10 @@ NOTE = "no sori.toml; using the example home, run `sori setup`"
 
 
 def readme_commands() -> list[str]:
-    """`sori` command lines of the README's code blocks that a fresh install can run."""
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+    """`sori` command lines of the README's and the docs' code blocks that a fresh install
+    can run, each once."""
+    pages = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    text = "\n".join(page.read_text(encoding="utf-8") for page in pages)
     found = []
     for block in re.findall(r"```[^\n]*\n(.*?)```", text, re.S):
         for raw in block.splitlines():
@@ -52,13 +55,15 @@ def readme_commands() -> list[str]:
             line = re.sub(r"\s+#.*$", "", line)  # a trailing comment
             if not re.match(rf"^(echo .*\| )?sori ({'|'.join(SUBCOMMANDS)})(\s|$)", line):
                 continue
-            if runnable(line):
+            if runnable(line) and line not in found:
                 found.append(line)
     return found
 
 
 def runnable(line: str) -> bool:
     words = shlex.split(line.split("| ")[-1])
+    if words[1] == "setup":
+        return False
     if words[1] == "run" and "--input" in words:
         source = words[words.index("--input") + 1]
         if source in ("mic", "none") or not (REPO / source).exists():
@@ -128,7 +133,13 @@ def test_the_rule_keeps_the_readme_commands_that_matter() -> None:
 
 def test_every_readme_command_works_on_a_fresh_install(fresh) -> None:
     cwd, env = fresh
-    lines = [*readme_commands(), 'sori intent "거실 불 켜줘"', 'sori intent --json "불 켜줘"']
+    conformance = "sori conformance ../shared/conformance/ha-intents-ko"  # beside the repo
+    lines = [
+        *readme_commands(),
+        'sori intent "거실 불 켜줘"',
+        'sori intent --json "불 켜줘"',
+        conformance,
+    ]
     results = run_all(lines, cwd, env)
     for line, (code, out, err) in results.items():
         assert code == 0, f"{line}: exit {code}\n{err}"
@@ -145,7 +156,7 @@ def test_every_readme_command_works_on_a_fresh_install(fresh) -> None:
     lights = json.loads(results['sori intent --json "불 켜줘"'][1])
     assert lights["slots"].get("area") == "거실"
     assert "HassTurnOn" in results["sori demo"][1]
-    assert "passed" in results["sori conformance ../shared/conformance/ha-intents-ko"][1]
+    assert "passed" in results[conformance][1]
 
 
 def test_a_config_file_silences_the_note(fresh, tmp_path: Path) -> None:
