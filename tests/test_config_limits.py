@@ -4,6 +4,7 @@ start with a BOM, nesting is bounded, and nothing but a ConfigError ever comes o
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import re
 import typing
@@ -232,3 +233,139 @@ def test_a_text_key_with_choices_is_checked_like_a_number():
     with pytest.raises(ConfigError, match=r"mqtt.protocol must be 5 or 3.1.1, got '4'"):
         parse_config({"mqtt": {"protocol": "4"}})
     assert parse_config({"mqtt": {"protocol": "3.1.1"}}).mqtt.protocol == "3.1.1"
+
+
+# -- hostile TOML text: huge numbers, nan, dates where JSON goes ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "[llm]\nn_ctx = " + "1" * 5000 + "\n",
+            "sori.toml:2: llm.n_ctx = a number of 5000 digits; no setting needs more than a few",
+        ),
+        (
+            "[vad]\n[llm]\ntemperature = 0.5\nn_ctx = 1_" + "0" * 4400 + "\n",
+            "sori.toml:4: llm.n_ctx = a number of 4401 digits",
+        ),
+        ("x = [1, " + "9" * 4500 + "]\n", "sori.toml:1: x = a number of 4500 digits"),
+        (
+            "[llm]\nn_ctx = 0x" + "f" * 4000 + "\n",  # hex is read whole, printed by its size
+            "llm.n_ctx must be between 64 and 1048576, got an integer of about 4817 digits",
+        ),
+        (
+            "[llm]\ntemperature = 0x" + "f" * 4000 + "\n",
+            "llm.temperature must be between 0 and 10, got inf",
+        ),
+        (
+            "[llm]\ntemperature = nan\n",
+            "sori.toml: llm.temperature must be between 0 and 10, got nan",
+        ),
+        ("[vad]\nmax_utterance_s = -inf\n", "sori.toml: vad.max_utterance_s must be above 0"),
+        ("[llm]\nn_ctx = 4096.0\n", "sori.toml: llm.n_ctx must be an integer, got float"),
+        (
+            "[llm]\ntemperature = true\n",
+            "sori.toml: llm.temperature must be a number, got a boolean",
+        ),
+        ("[llm]\ntemperature = 1979-05-27\n", "llm.temperature must be a number, got date"),
+        (
+            "[edge]\nextra_body = { top_k = nan }\n",
+            "sori.toml: edge.extra_body.top_k must be a finite number, got nan",
+        ),
+        (
+            "[edge]\nextra_body = { seed = 0x" + "f" * 40 + " }\n",
+            "edge.extra_body.seed must be between -9007199254740992 and 9007199254740992",
+        ),
+        (
+            "[edge]\nextra_body = { stop = [1, { at = 07:32:00 }] }\n",
+            "edge.extra_body.stop[1].at must be text, a number, true or false, a list or a "
+            "table, got time",
+        ),
+        (
+            '[[home.devices]]\nid = "light.a"\nname = "불"\npayload = { level = inf }\n',
+            "sori.toml: home.devices[0].payload.level must be a finite number, got inf",
+        ),
+        ("[intents]\npacks = [1]\n", "sori.toml: intents.packs[0] must be a string, got int"),
+        ("intents = 5\n", "sori.toml: intents must be a table, got int"),
+        ("[[intents]]\n", "sori.toml: intents must be a table, got a list"),
+    ],
+)
+def test_hostile_toml_is_a_config_error_naming_the_key(tmp_path, text, message):
+    path = tmp_path / "sori.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_config(str(path))
+    assert message in str(caught.value).replace(str(path), "sori.toml")
+    assert "\n" not in str(caught.value)
+
+
+def test_free_form_tables_keep_their_json_values():
+    body = {"top_k": 20, "min_p": 0.05, "stop": ["\n", {"n": -(2**53)}], "echo": False}
+    assert parse_config({"edge": {"extra_body": body}}).edge.extra_body == body
+
+
+# -- property: whatever the TOML text, sori.toml reads into a Config or a ConfigError -----
+
+_keys = st.sampled_from(
+    [f.name for f in dataclasses.fields(Config)]
+    + ["n_ctx", "temperature", "extra_body", "payload", "devices", "areas", "id", "x"]
+) | st.text(max_size=6)
+_literals = st.one_of(
+    st.integers(min_value=-(2**70), max_value=2**70).map(str),
+    st.floats().map(repr),
+    st.text(max_size=10).map(lambda s: json.dumps(s, ensure_ascii=False)),
+    st.sampled_from(
+        [
+            "true",
+            "nan",
+            "-inf",
+            "+inf",
+            "1" * 5000,
+            "0x" + "f" * 4000,
+            "1e400",
+            "1979-05-27",
+            "07:32:00",
+            "1979-05-27T07:32:00Z",
+            "2024-13-45",
+            "[" * 50,
+            "{",
+            "'''",
+            "0b102",
+        ]
+    ),
+)
+
+
+def _key(name: str) -> str:
+    return json.dumps(name, ensure_ascii=False)
+
+
+_inline = st.recursive(
+    _literals,
+    lambda inner: (
+        st.lists(inner, max_size=3).map(lambda items: f"[{', '.join(items)}]")
+        | st.lists(st.tuples(_keys, inner), max_size=3).map(
+            lambda pairs: "{" + ", ".join(f"{_key(k)} = {v}" for k, v in pairs) + "}"
+        )
+    ),
+    max_leaves=8,
+)
+_lines = st.one_of(
+    st.tuples(_keys, _inline).map(lambda kv: f"{_key(kv[0])} = {kv[1]}"),
+    st.lists(_keys, min_size=1, max_size=3).map(lambda ks: f"[{'.'.join(map(_key, ks))}]"),
+    st.lists(_keys, min_size=1, max_size=2).map(lambda ks: f"[[{'.'.join(map(_key, ks))}]]"),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_lines, max_size=8))
+def test_any_toml_text_gives_a_config_or_a_config_error(lines):
+    text = "\n".join(lines) + "\n"
+    try:
+        config = parse_config(parse_toml(text, "sori.toml"), source="sori.toml")
+    except ConfigError as exc:
+        assert str(exc).startswith("sori.toml")
+        assert "\n" not in str(exc)
+    else:
+        assert isinstance(config, Config)

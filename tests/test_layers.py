@@ -18,6 +18,7 @@ FLOORS = {
     "hangul": 0,
     "board": 1,
     "redact": 0,
+    "files": 0,
     "shipped": 0,
     "audio": 1,
     "ha_rest": 1,

@@ -5,7 +5,29 @@ Pure data. Filled from the config (`[home]`) or from Home Assistant test fixture
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, field
+
+UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+"""Unicode categories no name, alias or id may hold: control characters (NUL, ESC, tab,
+newlines), format characters (U+202E RIGHT-TO-LEFT OVERRIDE, zero-width ones), lone
+surrogates and line separators. They hide or reorder what a name shows, turn one line of a
+file or a log into several, and no one says them."""
+
+MAX_NAME_CHARS = 64
+"""Longest name or alias of an area or device, in characters. A spoken name is a few
+words ("안방 천장 조명" is 7); a longer one is a pasted mistake or an attack, and every
+name becomes a path in the matcher's tries."""
+
+
+def unsafe_character(text: str) -> str | None:
+    """The first character of `text` that no name may hold, in words ("U+202E
+    RIGHT-TO-LEFT OVERRIDE"), or None when it has none."""
+    for char in text:
+        if unicodedata.category(char) in UNSAFE_CATEGORIES:
+            name = unicodedata.name(char, "")
+            return f"U+{ord(char):04X}" + (f" {name}" if name else "")
+    return None
 
 
 @dataclass(frozen=True, slots=True)

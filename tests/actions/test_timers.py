@@ -16,6 +16,9 @@ def test_timer_slots_add_up_and_accept_numeric_text():
     assert timer_seconds({"hours": "1", "minutes": "30", "seconds": 5}) == 5405
     with pytest.raises(BackendError, match="not a number"):
         timer_seconds({"minutes": "다섯"})
+    for endless in ("inf", "-inf", "nan"):
+        with pytest.raises(BackendError, match="not a number"):
+            timer_seconds({"minutes": endless})
 
 
 def test_a_timer_rings_through_the_callback():

@@ -41,7 +41,7 @@ def timer_seconds(slots: dict[str, Any], prefix: str = "") -> int:
             continue
         try:
             total += int(float(value) * scale)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # OverflowError: "inf"
             raise BackendError(f"timer {key} {value!r} is not a number") from None
     return total
 
@@ -98,9 +98,10 @@ class LocalHandler:
             return Result("no duration", self._say("몇 분으로 맞출까요?", "For how long?"))
         timer = self.timers.start(seconds, str(slots.get("name", "")))
         length = say_duration(seconds, self.language)
+        called = f"{timer.name} {length}" if timer.name else length  # "라면 삼 분 타이머"
         return Result(
             f"timer {timer.id} {seconds} s",
-            self._say(f"{length} 타이머를 시작했어요.", f"{length} timer started."),
+            self._say(f"{called} 타이머를 시작했어요.", f"{called} timer started."),
         )
 
     def _cancel(self, intent: str, slots: dict[str, Any]) -> Result:

@@ -14,11 +14,15 @@ import contextlib
 import itertools
 import json
 import logging
-import os
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
+
+from sori.config.schema import build, ranged
+from sori.errors import ConfigError
+from sori.files import read_json, replace_file, set_aside
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +30,8 @@ TIMER = "timer"
 ALARM = "alarm"
 IDLE_WAKE_S = 60.0
 """The runner looks again at least this often, in seconds (a wall clock may jump)."""
+MAX_FILE_BYTES = 1 << 20
+"""A timers file larger than this (1 MiB, some 20,000 timers) is not one Sori wrote."""
 
 
 @dataclass
@@ -40,12 +46,21 @@ class Timer:
     """Wall-clock time it rings at, in Unix seconds."""
     name: str = ""
     """What the user called it ("파스타"), or empty."""
-    kind: str = TIMER
+    kind: str = ranged(TIMER, choices=(TIMER, ALARM))
     """ "timer" (a duration) or "alarm" (a clock time)."""
     ringing_since_s: float | None = None
     """When it began to ring, in Unix seconds; None while it waits."""
     next_ring_s: float = 0.0
     """When it rings again while ringing, in Unix seconds."""
+
+
+def parse_timers(data: Any) -> list[Timer]:
+    """The timers of a timers file's JSON, each field checked like a config key (every
+    time a finite number, `kind` "timer" or "alarm"); ConfigError names the first wrong
+    one ("timers[0].ends_s must be a number, got a string")."""
+    if not isinstance(data, list):
+        raise ConfigError(f"must be a list of timers, got {type(data).__name__}")
+    return [build(Timer, item, f"timers[{i}]", "") for i, item in enumerate(data)]
 
 
 class Timers:
@@ -79,16 +94,15 @@ class Timers:
 
     def load(self) -> list[Timer]:
         """Read the file: waiting items are kept, those already due (or ringing when the
-        speaker stopped) are returned as missed and dropped. A missing file is no items; an
-        unreadable one is logged and set aside (renamed *.bad), never fatal."""
+        speaker stopped) are returned as missed and dropped. A missing file is no items; a
+        damaged one (not JSON, a wrong shape, a time that is no finite number) is set aside
+        and logged, never fatal."""
         if self.path is None or not self.path.exists():
             return []
         try:
-            items = [Timer(**item) for item in json.loads(self.path.read_text("utf-8"))]
-        except (OSError, ValueError, TypeError) as exc:
-            log.error("%s is not a timer file (%s); set aside as .bad", self.path, exc)
-            with contextlib.suppress(OSError):
-                self.path.replace(self.path.with_suffix(".bad"))
+            items = parse_timers(read_json(self.path, MAX_FILE_BYTES))
+        except (OSError, ValueError, ConfigError) as exc:
+            set_aside(self.path, str(exc), "starting with no timers or alarms")
             return []
         now = self.now()
         self.missed = [t for t in items if t.ringing_since_s is not None or t.ends_s <= now]
@@ -102,12 +116,10 @@ class Timers:
     def _save(self) -> None:
         if self.path is None:
             return
+        data = [asdict(t) for t in self._timers.values()]
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            partial = self.path.with_suffix(".tmp")
-            data = [asdict(t) for t in self._timers.values()]
-            partial.write_text(json.dumps(data, ensure_ascii=False), "utf-8")
-            os.replace(partial, self.path)  # never a half-written file
+            replace_file(self.path, json.dumps(data))  # never a half-written file
         except OSError as exc:
             log.error("cannot keep timers in %s: %s; check [alarms] state_file", self.path, exc)
 

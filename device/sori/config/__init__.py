@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sori.config.schema import build, check_depth
+from sori.config.schema import build, check_depth, long_number_error
 from sori.config.sections import (
     ActionsConfig,
     AlarmsConfig,
@@ -56,6 +56,7 @@ from sori.config.sections import (
     WyomingConfig,
 )
 from sori.errors import ConfigError
+from sori.home import MAX_NAME_CHARS, unsafe_character
 from sori.shipped import shipped_path
 
 __all__ = [
@@ -245,6 +246,8 @@ def parse_toml(text: str, source: str = "") -> dict[str, Any]:
             f"{where}: tables or lists are nested too deeply to read; "
             f"sori.toml needs no more than 4 levels (see sori.example.toml)"
         ) from None
+    except ValueError:  # tomllib's int() refuses over 4,300 digits with a bare ValueError
+        raise long_number_error(text, where) from None
 
 
 def parse_config(data: dict[str, Any], source: str = "") -> Config:
@@ -265,6 +268,7 @@ def check_home(home: HomeConfig, source: str, complete: bool = True) -> None:
     """Refuse repeated ids and areas that are not there (also for a home read from HA);
     `complete=False`: the areas are not all known yet, only ids are checked."""
     where = f"{source}: " if source else ""
+    _check_names(home, where)
     _unique([a.id for a in home.areas], "home.areas", where)
     _unique([d.id for d in home.devices], "home.devices", where)
     area_ids = [a.id for a in home.areas]
@@ -280,6 +284,30 @@ def check_home(home: HomeConfig, source: str, complete: bool = True) -> None:
         if not device.domain and "." not in device.id:
             raise ConfigError(
                 f"{where}home.devices[{i}]: set domain, or use an entity id like 'light.x'"
+            )
+
+
+def _check_names(home: HomeConfig, where: str) -> None:
+    """Refuse control and format characters (newlines, ESC, U+202E) in the home's names,
+    aliases and ids: they reach prompts, logs and files that `sori home import` writes.
+    Refuse names and aliases longer than MAX_NAME_CHARS too: each is a path in the tries."""
+    named = [("home.area", home.area)]
+    for table, entries in (("home.areas", home.areas), ("home.devices", home.devices)):
+        for i, entry in enumerate(entries):
+            for key in ("id", "name", "aliases", "area", "domain", "device_class"):
+                value = getattr(entry, key, "")  # an area has no domain
+                values = value if isinstance(value, list) else [value]
+                named += [(f"{table}[{i}].{key}", v) for v in values]
+    for key, value in named:
+        bad = unsafe_character(value)
+        if bad:
+            raise ConfigError(
+                f"{where}{key} = {value!r} holds {bad}, a control or format character; remove it"
+            )
+        if key.endswith((".name", ".aliases")) and len(value) > MAX_NAME_CHARS:
+            raise ConfigError(
+                f"{where}{key} is {len(value)} characters long; a name or alias may have at "
+                f"most {MAX_NAME_CHARS} characters: shorten it"
             )
 
 

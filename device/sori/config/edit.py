@@ -1,12 +1,18 @@
-"""Set keys in a sori.toml in place, keeping its comments and layout (`sori models use`)."""
+"""Edit and write a sori.toml: set keys in place, keeping its comments and layout
+(`sori models use`), and write a whole config (`sori setup`), checked first and replaced
+atomically, its mode kept, a symlink followed, 0600 when it holds a secret."""
 
 from __future__ import annotations
 
 import json
 import re
 from pathlib import Path
+from typing import Any
 
+from sori.config import parse_config, parse_toml
 from sori.errors import ConfigError
+from sori.files import replace_file
+from sori.redact import redact_data
 
 _HEADER = re.compile(r"^\s*\[([A-Za-z0-9_.-]+)\]\s*(#.*)?$")
 
@@ -25,6 +31,25 @@ def set_keys(path: Path, values: dict[str, str]) -> str:
         line = f"{key} = {json.dumps(value, ensure_ascii=False)}"
         lines = _set_one(lines, table, key, line, path)
     return "\n".join(lines) + "\n"
+
+
+def replace_config(path: Path, text: str) -> Path:
+    """Replace the config at `path` with `text` once it loads (ConfigError otherwise,
+    nothing written). The file keeps its mode, a symlink stays and its target is written,
+    and a config holding a secret (a password in a URL, an api_key) is made 0600. Returns
+    the file written."""
+    data = parse_toml(text, str(path))
+    parse_config(data, source=str(path))
+    try:
+        return replace_file(path, text, private=holds_secret(data))
+    except OSError as exc:
+        raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def holds_secret(data: dict[str, Any]) -> bool:
+    """Whether a parsed config holds anything redaction would hide: a key named like a
+    secret (api_key, password, token) with a value, or credentials in a URL."""
+    return redact_data(data) != data
 
 
 def _set_one(lines: list[str], table: str, key: str, line: str, path: Path) -> list[str]:

@@ -3,12 +3,16 @@
 A field's type is its schema; a numeric field also carries its allowed range in its
 metadata (`ranged(default, low, high)`), and every float must be finite. Errors name the
 key and what is allowed: "intents.fuzzy_threshold must be between 0 and 1, got nan".
+
+`read_number` is the one check of every number Sori reads from a file: sori.toml here,
+and `sori test` manifests (sori.harness.manifest) with the same words.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import types
 import typing
 from typing import Any
@@ -29,8 +33,73 @@ def ranged(
 ) -> Any:
     """A field with its allowed values: a number with `low <= x <= high` (either may be
     None) or `x > above`, or any value among `choices`. `schema.build` checks them."""
-    meta = {"low": low, "high": high, "above": above, "choices": choices}
+    meta = limits(low, high, above=above, choices=choices)
     return dataclasses.field(default=default, metadata={"range": meta})
+
+
+def limits(
+    low: float | None = None,
+    high: float | None = None,
+    *,
+    above: float | None = None,
+    choices: tuple[Any, ...] = (),
+) -> dict[str, Any]:
+    """The allowed values `ranged` and `read_number` take (see `ranged`)."""
+    return {"low": low, "high": high, "above": above, "choices": choices}
+
+
+FINITE = limits()
+"""The range of a number that declares none: any finite value."""
+
+
+class NumberError(ValueError):
+    """A number `read_number` refuses; the message says what is allowed ("must be between
+    0 and 1, got nan") and the caller puts where the number stands in front of it."""
+
+
+def read_number(value: Any, meta: dict[str, Any] = FINITE, *, integer: bool = False) -> float:
+    """`value` as a finite number allowed by `meta`: a float, or an int when `integer`.
+    Booleans are no numbers, and an int too big for a float is inf, so refused like nan
+    (a nan passes every comparison, and downstream it hangs resamplers and spins timers)."""
+    kinds = int if integer else int | float
+    if isinstance(value, bool) or not isinstance(value, kinds):
+        raise NumberError(f"must be {'an integer' if integer else 'a number'}, got {_kind(value)}")
+    number = value if integer else _float(value)
+    if not in_range(meta, number):
+        raise NumberError(f"must be {allowed(meta)}, got {shown(number)}")
+    return number
+
+
+def shown(value: Any) -> str:
+    """`value` for a one-line error message: a number or text as written (text over 80
+    characters cut, control characters escaped), anything else by its kind ("a list"). An
+    int is shown by its size past 30 digits: Python refuses to print one over 4,300, and
+    a TOML hex literal or a YAML one reads into such an int."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 100:
+        return f"an integer of about {int(value.bit_length() * math.log10(2)) + 1} digits"
+    if isinstance(value, str):
+        return repr(value if len(value) <= 80 else value[:80] + "…")
+    if isinstance(value, int | float):
+        return repr(value)
+    return _kind(value)
+
+
+def long_number_error(text: str, where: str) -> ConfigError:
+    """The error for TOML text holding a number of over 4,300 digits, which tomllib
+    passes to Python's int(), which refuses it with a bare ValueError: the line, and the
+    key when the line starts with one."""
+    found = re.search(r"[0-9_]{4300,}", text)
+    if found is None:  # tomllib raised ValueError for something else
+        return ConfigError(f"{where}: not valid TOML: a value cannot be read")
+    before = text[: found.start()]
+    line = before.count("\n") + 1
+    key = re.match(r"\s*([\w.\-\"' ]+?)\s*=", before[before.rfind("\n") + 1 :])
+    table = re.findall(r"^[ \t]*\[\[?[ \t]*([^\]\n]+?)[ \t]*\]", before, re.MULTILINE)
+    named = f"{dotted(table[-1] if table else '', key.group(1))} = " if key else ""
+    digits = len(found.group().replace("_", ""))
+    return ConfigError(
+        f"{where}:{line}: {named}a number of {digits} digits; no setting needs more than a few"
+    )
 
 
 def allowed(meta: dict[str, Any]) -> str:
@@ -71,18 +140,18 @@ def build(cls: type, data: Any, path: str, source: str) -> Any:
     for key in data:
         if key not in known:
             options = ", ".join(sorted(known - {"source"}))
-            raise ConfigError(f"{where}unknown key {_join(path, key)}; known keys: {options}")
+            raise ConfigError(f"{where}unknown key {dotted(path, key)}; known keys: {options}")
     values = {}
     for f in dataclasses.fields(cls):
         if f.name in data:
-            key = _join(path, f.name)
-            value = _coerce(hints[f.name], data[f.name], key, source)
-            meta = f.metadata.get("range", _FINITE)
-            if (_is_number(value) or meta["choices"]) and not in_range(meta, value):
-                raise ConfigError(f"{where}{key} must be {allowed(meta)}, got {value!r}")
+            key = dotted(path, f.name)
+            meta = f.metadata.get("range", FINITE)
+            value = _coerce(hints[f.name], data[f.name], key, source, meta)
+            if isinstance(value, str) and meta["choices"] and value not in meta["choices"]:
+                raise ConfigError(f"{where}{key} must be {allowed(meta)}, got {shown(value)}")
             values[f.name] = value
         elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            raise ConfigError(f"{where}missing key {_join(path, f.name)}")
+            raise ConfigError(f"{where}missing key {dotted(path, f.name)}")
     return cls(**values)
 
 
@@ -103,7 +172,8 @@ def check_depth(data: Any, source: str, limit: int = MAX_DEPTH) -> None:
             stack.extend((v, depth + 1) for v in value)
 
 
-def _coerce(hint: Any, value: Any, path: str, source: str) -> Any:
+def _coerce(hint: Any, value: Any, path: str, source: str, meta: dict[str, Any] = FINITE) -> Any:
+    """`value` checked against the type `hint` (and a number against `meta`)."""
     where = f"{source}: " if source else ""
     origin = typing.get_origin(hint)
     if dataclasses.is_dataclass(hint):
@@ -112,7 +182,7 @@ def _coerce(hint: Any, value: Any, path: str, source: str) -> Any:
         options = [a for a in typing.get_args(hint) if a is not type(None)]
         if value is None and len(options) < len(typing.get_args(hint)):
             return None
-        return _coerce(options[0], value, path, source)
+        return _coerce(options[0], value, path, source, meta)
     if origin is list:
         (item,) = typing.get_args(hint)
         if not isinstance(value, list):
@@ -122,30 +192,55 @@ def _coerce(hint: Any, value: Any, path: str, source: str) -> Any:
         if not isinstance(value, dict):
             raise ConfigError(f"{where}{path} must be a table, got {_kind(value)}")
         _, item = typing.get_args(hint) or (str, Any)
-        return {str(k): _coerce(item, v, _join(path, str(k)), source) for k, v in value.items()}
-    if hint is float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ConfigError(f"{where}{path} must be a number, got {_kind(value)}")
+        return {str(k): _coerce(item, v, dotted(path, str(k)), source) for k, v in value.items()}
+    if hint in (int, float):
         try:
-            return float(value)
-        except OverflowError:  # an integer too large for a float
-            return math.inf
-    if hint in (int, str, bool):
-        if not isinstance(value, hint) or (hint is int and isinstance(value, bool)):
+            return read_number(value, meta, integer=hint is int)
+        except NumberError as exc:
+            raise ConfigError(f"{where}{path} {exc}") from None
+    if hint in (str, bool):
+        if not isinstance(value, hint):
             raise ConfigError(f"{where}{path} must be {_NAMES[hint]}, got {_kind(value)}")
         return value
-    return value
+    return _free(value, path, source)
 
 
-_FINITE = {"low": None, "high": None, "above": None, "choices": ()}
-"""The range of a number field that declares none: any finite value."""
+_JSON_INT = limits(-(2**53), 2**53)
+"""Integers every JSON reader takes exactly (a double's 53-bit mantissa)."""
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+def _free(value: Any, path: str, source: str) -> Any:
+    """A free-form value (`edge.extra_body`, `home.devices[].payload`), sent on as JSON:
+    text, true/false, finite numbers JSON readers take, and lists and tables of them; not
+    TOML's dates and times, which JSON has no form for."""
+    where = f"{source}: " if source else ""
+    if isinstance(value, dict):
+        return {k: _free(v, dotted(path, k), source) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_free(v, f"{path}[{i}]", source) for i, v in enumerate(value)]
+    if isinstance(value, str | bool):
+        return value
+    if isinstance(value, int | float):
+        try:
+            if isinstance(value, int):
+                return read_number(value, _JSON_INT, integer=True)
+            return read_number(value)
+        except NumberError as exc:
+            raise ConfigError(f"{where}{path} {exc}") from None
+    raise ConfigError(
+        f"{where}{path} must be text, a number, true or false, a list or a table, "
+        f"got {_kind(value)}"
+    )
 
 
-_NAMES = {int: "an integer", str: "a string", bool: "true or false"}
+_NAMES = {str: "a string", bool: "true or false"}
+
+
+def _float(value: int | float) -> float:
+    try:
+        return float(value)
+    except OverflowError:  # an integer too large for a float
+        return math.inf if value > 0 else -math.inf
 
 
 def _kind(value: Any) -> str:
@@ -154,5 +249,9 @@ def _kind(value: Any) -> str:
     )
 
 
-def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
+def dotted(path: str, key: Any) -> str:
+    """The dotted name of `key` under `path`, for messages: a key that is not plain text
+    (a newline or another control character in it, or no text at all, as YAML allows) is
+    quoted, so an error stays one line."""
+    name = key if isinstance(key, str) and key.isprintable() else shown(key)
+    return f"{path}.{name}" if path else name

@@ -63,6 +63,9 @@ class HomeConfig:
     (its area, floor, device and entity registries, the entities exposed to Assist, read at
     start-up and on SIGHUP from home_assistant.url; devices listed below are added, and
     win on the same id)."""
+    source_timeout_s: float = ranged(10.0, high=300, above=0)
+    """Longest wait for Home Assistant's registries, all steps together, in seconds (source
+    = "home_assistant"); past it the last good home stays, or the lists below alone."""
     area: str = ""
     """Id of the area the speaker stands in."""
     areas: list[AreaConfig] = field(default_factory=list)
@@ -653,10 +656,19 @@ class WyomingConfig:
     authentication: anyone who reaches the port can use these services (none of them acts
     on the home)."""
     zeroconf: bool = True
-    """Announce the server on the network (`_wyoming._tcp`) so Home Assistant finds it."""
+    """Announce the server on the network (`_wyoming._tcp`) so Home Assistant finds it;
+    a server bound to a loopback address (127.0.0.1, ::1, localhost) is never announced."""
     name: str = ""
     """The name it is announced under; empty: sori-HOSTNAME."""
     satellite: bool = False
     """Be a Home Assistant voice satellite (`sori run` with audio in): once Home Assistant
     sends run-satellite, an utterance no preset matches goes to its pipeline and its spoken
     answer plays here; preset commands stay local and never reach it."""
+    max_connections: int = ranged(8, 1, 256)
+    """Connections served at once; one more is told the server is busy and closed."""
+    idle_timeout_s: float = ranged(60.0, above=0, high=3600)
+    """Seconds a connection may send nothing (or read nothing) before it is closed; the
+    satellite's connection, which Home Assistant pings, is exempt."""
+    max_audio_mb: float = ranged(16.0, above=0, high=1024)
+    """Audio one request may hold, in MiB of the client's format: 16 kHz 16-bit mono
+    streams to the recognizer and holds nothing; other formats are held, then converted."""

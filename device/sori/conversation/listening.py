@@ -28,11 +28,13 @@ from pathlib import Path
 from typing import Any
 
 from sori.audio.played import PlayedAudio
-from sori.errors import ConfigError
+from sori.files import read_json, replace_file, set_aside
 
 log = logging.getLogger(__name__)
 
 S = 1_000_000_000
+MAX_STATE_BYTES = 4096
+"""A wake state file larger than this is not one Sori wrote (it writes one short line)."""
 
 
 class Conversation:
@@ -121,25 +123,29 @@ class Conversation:
     # -- the state file --------------------------------------------------------------------
 
     def _load_muted(self, default: bool) -> bool:
+        """The muted flag of the state file; `default` when there is none. A damaged file
+        (empty, cut short, `"muted": "false"`) is set aside and logged: a string is never
+        taken for true, and start-up goes on."""
         if self.state_path is None or not self.state_path.exists():
             return default
         try:
-            data = json.loads(self.state_path.read_text(encoding="utf-8"))
+            data = read_json(self.state_path, MAX_STATE_BYTES)
+            if not isinstance(data, dict):
+                raise ValueError("not a JSON object")
+            muted = data.get("muted", default)
+            if not isinstance(muted, bool):
+                raise ValueError(f"muted must be true or false, got {muted!r:.40}")
+            return muted
         except (OSError, ValueError) as exc:
-            raise ConfigError(
-                f"wake.state_file {self.state_path}: unreadable ({exc}); delete it (the "
-                "muted state then comes from wake.muted) or fix its JSON"
-            ) from None
-        muted = data.get("muted", default) if isinstance(data, dict) else default
-        return bool(muted)
+            instead = f"starting {'muted' if default else 'unmuted'} (wake.muted)"
+            set_aside(self.state_path, str(exc), instead)
+            return default
 
     def _save(self) -> None:
         if self.state_path is None:
             return
         try:
             self.state_path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.state_path.with_suffix(".tmp")
-            tmp.write_text(json.dumps({"muted": self.muted}) + "\n", encoding="utf-8")
-            tmp.replace(self.state_path)
+            replace_file(self.state_path, json.dumps({"muted": self.muted}) + "\n")
         except OSError as exc:  # the state still changes; only the restart forgets it
             log.error("cannot keep the muted state in %s: %s", self.state_path, exc)
