@@ -138,8 +138,13 @@ def test_requirements_follow_the_extras(world):
 def test_round_trip_installs_wheels_models_and_config(world, bundle, tmp_path, capsys):
     capsys.readouterr()
     with tarfile.open(bundle) as tar:
+        members = tar.getmembers()
         manifest = json.loads(tar.extractfile("manifest.json").read())
         sums = tar.extractfile("SHA256SUMS").read().decode()
+    # The manifest comes first and declares every other member's size, so install checks
+    # each header before unpacking it.
+    assert members[0].name == "manifest.json"
+    assert manifest["sizes"] == {m.name: m.size for m in members[2:]}
     assert manifest["board"] == "pi5" and manifest["platforms"] == X86
     # sori-pure-dep had only an sdist: built here into a py3-none-any wheel and packed.
     assert manifest["wheels"] == sorted([world["sori"].name, "sori_probe-1.0-py3-none-any.whl",

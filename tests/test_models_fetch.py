@@ -198,3 +198,48 @@ def test_bad_catalog_is_a_clear_error(tmp_path, capsys):
     bad.write_text('[[model]]\nname = "x"\n')
     assert main(["models", "list", "--catalog", str(bad)]) == 2
     assert "missing" in capsys.readouterr().err
+
+
+def test_use_keeps_the_config_mode_and_follows_a_symlink(catalog, tmp_path):
+    """`models use` rewrote a 0600 config (an edge api_key in it) as 0644 and replaced a
+    symlinked config with a new file."""
+    root = tmp_path / "models"
+    assert models(catalog, root, "fetch", "stt-gz") == 0
+    real = tmp_path / "etc" / "sori.toml"
+    real.parent.mkdir()
+    real.write_text('[stt]\nbackend = "vosk"\n')
+    os.chmod(real, 0o600)
+    link = tmp_path / "sori.toml"
+    link.symlink_to(real)
+    assert models(catalog, root, "use", "stt-gz", "--config", str(link)) == 0
+    assert link.is_symlink() and link.resolve() == real.resolve()
+    assert real.stat().st_mode & 0o777 == 0o600
+    assert 'backend = "sherpa"' in real.read_text()
+    assert not list(tmp_path.glob(".sori.toml*")) and not list(real.parent.glob(".*"))
+
+
+def test_use_makes_a_config_holding_a_secret_private(catalog, tmp_path):
+    root = tmp_path / "models"
+    assert models(catalog, root, "fetch", "stt-gz") == 0
+    config = tmp_path / "sori.toml"
+    config.write_text('[mqtt]\nurl = "mqtt://sori:hunter2@127.0.0.1:1883"\n')
+    os.chmod(config, 0o644)
+    assert models(catalog, root, "use", "stt-gz", "--config", str(config)) == 0
+    assert config.stat().st_mode & 0o777 == 0o600
+
+
+def test_use_refuses_a_model_that_changed_since_it_was_installed(catalog, tmp_path, capsys):
+    root = tmp_path / "models"
+    config = tmp_path / "sori.toml"
+    config.write_text('[stt]\nbackend = "vosk"\n')
+    assert models(catalog, root, "fetch", "stt-gz") == 0
+    (root / "stt-gz" / "model.onnx").write_bytes(b"swapped")
+    assert models(catalog, root, "verify", "stt-gz") == 1
+    capsys.readouterr()
+    assert models(catalog, root, "use", "stt-gz", "--config", str(config)) == 2
+    err = capsys.readouterr().err
+    assert "model.onnx changed" in err and "sori models fetch --force stt-gz" in err, err
+    assert "config not changed" in err and "Traceback" not in err
+    assert config.read_text() == '[stt]\nbackend = "vosk"\n'
+    assert models(catalog, root, "fetch", "--force", "stt-gz") == 0
+    assert models(catalog, root, "use", "stt-gz", "--config", str(config)) == 0

@@ -106,3 +106,42 @@ def test_questions_on_a_terminal(tmp_path):
     config = load_config(str(out))
     assert config.home.areas[0].name == "거실"
     assert config.actions.default_handler == "dry_run"
+
+
+def test_a_config_holding_a_password_is_written_0600(tmp_path):
+    """`--mqtt-url mqtt://u:pw@…` put the password into a 0644 file."""
+    out = tmp_path / "sori.toml"
+    done = sori(
+        "setup", "--mqtt-url", "mqtt://sori:hunter2@10.0.0.2:1883", "--non-interactive",
+        "-o", str(out), home=tmp_path, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "hunter2" in out.read_text() and out.stat().st_mode & 0o777 == 0o600
+    plain = tmp_path / "plain.toml"
+    done = sori(
+        "setup", "--mqtt-url", "mqtt://10.0.0.2:1883", "--non-interactive", "-o", str(plain),
+        home=tmp_path, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert plain.stat().st_mode & 0o077 == 0o044 & ~current_umask()  # nothing secret: as before
+
+
+def test_force_replaces_a_symlinked_config_through_the_link(tmp_path):
+    real = tmp_path / "etc" / "sori.toml"
+    real.parent.mkdir()
+    real.write_text("# old\n")
+    link = tmp_path / "sori.toml"
+    link.symlink_to(real)
+    done = sori(
+        "setup", "--mqtt-url", "mqtt://u:pw@10.0.0.2:1883", "--non-interactive", "--force",
+        "-o", str(link), home=tmp_path, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert link.is_symlink() and "mqtt://u:pw@" in real.read_text()
+    assert real.stat().st_mode & 0o777 == 0o600
+
+
+def current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

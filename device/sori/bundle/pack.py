@@ -142,6 +142,7 @@ def pack(options: PackOptions, say: Say) -> Manifest:
             source_only=source_only,
             models=[_bundled(options, name) for name, _ in models],
             files=files,
+            sizes={arc: path.stat().st_size for arc, path in members.items()},
         )
         (stage / MANIFEST).write_text(manifest.to_json(), encoding="utf-8")
         sums = files | {MANIFEST: sha256_of(stage / MANIFEST)}

@@ -1,7 +1,8 @@
-"""Install an offline bundle on a device with no network: check every member against the
-manifest first (a damaged or altered bundle installs nothing), then the wheels into a venv
-(`pip install --no-index --find-links`), the models into the model store (each in one
-rename, so a half-copied model never has its name), and the config unless one is there.
+"""Install an offline bundle on a device with no network: unpack it with every member
+checked against the manifest (a damaged, altered or hostile bundle installs nothing), check
+the config it brings, then install the wheels into a venv (`pip install --no-index`), the
+models into the model store (each in one rename, so a half-copied model never has its name),
+and the config unless one is there.
 """
 
 from __future__ import annotations
@@ -9,27 +10,23 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sori.bundle.layout import CONFIG, MANIFEST, MODELS, SUMS, WHEELS, Manifest
-from sori.config import load_config
-from sori.config.edit import set_keys
+from sori.bundle.extract import StepFailed, unpack_checked
+from sori.bundle.layout import CONFIG, MODELS, REMAKE, WHEELS, Manifest
+from sori.config import parse_config, parse_toml
+from sori.config.edit import replace_config, set_keys
 from sori.errors import BundleError, ConfigError
 from sori.models.store import MANIFEST as MODEL_MANIFEST
-from sori.models.store import PARTIAL, move_in, sha256_of
+from sori.models.store import PARTIAL, move_in
 
 Say = Callable[[str], None]
 DEFAULT_CONFIG = Path("~/.config/sori/sori.toml")
 """Where the bundle's config goes unless --config names another file."""
-
-
-class StepFailed(BundleError):
-    """The bundle is sound but installing it failed (pip, the disk); exit 1."""
 
 
 @dataclass(frozen=True)
@@ -58,7 +55,10 @@ def install_bundle(options: InstallOptions, say: Say) -> dict[str, Any]:
         raise StepFailed(f"cannot create the model store {root}: {exc}") from None
     work = Path(tempfile.mkdtemp(prefix="bundle.", dir=root / PARTIAL))
     try:
-        manifest = _unpack_verified(options.bundle, work, say)
+        manifest = unpack_checked(options.bundle, work, say)
+        values = {key: value.replace("{path}", str(root / m.name))
+                  for m in manifest.models for key, value in m.config.items()}  # fmt: skip
+        config = _checked_config(options.bundle, work / CONFIG, values)
         summary: dict[str, Any] = {
             "bundle": str(options.bundle),
             "board": manifest.board,
@@ -67,7 +67,7 @@ def install_bundle(options: InstallOptions, say: Say) -> dict[str, Any]:
         }
         summary["wheels"] = _install_wheels(options, work / WHEELS, manifest, say)
         summary["models"] = _install_models(root, work / MODELS, manifest, say)
-        summary["config"] = _install_config(options, work / CONFIG, root, manifest, say)
+        summary["config"] = _install_config(options, config, values, manifest, say)
         for item in manifest.source_only:
             say(f"{item.package} has no wheel for this board; build it here with {item.build}")
         return summary
@@ -75,37 +75,21 @@ def install_bundle(options: InstallOptions, say: Say) -> dict[str, Any]:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _unpack_verified(bundle: Path, into: Path, say: Say) -> Manifest:
-    say(f"checking {bundle}")
+def _checked_config(bundle: Path, unpacked: Path, values: dict[str, str]) -> str:
+    """The bundle's config with the models' keys set, once it loads: checked before any
+    wheel or model is installed, so a bad one leaves the device as it was."""
     try:
-        with tarfile.open(bundle) as tar:
-            tar.extractall(into, filter="data")
-    except FileNotFoundError:
-        raise BundleError(f"bundle {bundle} does not exist; check the path") from None
-    except (tarfile.TarError, EOFError) as exc:
+        text = set_keys(unpacked, values)
+        parse_config(parse_toml(text, CONFIG), source=CONFIG)
+    except (ConfigError, UnicodeDecodeError) as exc:
         raise BundleError(
-            f"{bundle} is not a readable bundle ({exc}); copy it again (nothing was installed)"
+            f"{bundle}: the config it brings does not load ({exc}); {REMAKE}"
         ) from None
-    if not (into / MANIFEST).is_file():
-        raise BundleError(f"{bundle} has no {MANIFEST}: not a sori bundle")
-    manifest = Manifest.from_json((into / MANIFEST).read_text(encoding="utf-8"), str(bundle))
-    present = {str(p.relative_to(into)) for p in into.rglob("*") if p.is_file()}
-    extra = sorted(present - set(manifest.files) - {MANIFEST, SUMS})
-    missing = sorted(set(manifest.files) - present)
-    changed = sorted(
-        name for name, want in manifest.files.items()
-        if name in present and sha256_of(into / name) != want
-    )  # fmt: skip
-    problems = [f"{n} differs from its sha256 in the manifest" for n in changed]
-    problems += [f"{n} is missing" for n in missing]
-    problems += [f"{n} is not in the manifest" for n in extra]
-    if problems:
-        raise BundleError(
-            f"{bundle} is damaged or was altered: {'; '.join(problems)}. Nothing was installed; "
-            "copy the bundle again or make a new one with `sori bundle`"
-        )
-    say(f"{len(manifest.files)} members match their sha256")
-    return manifest
+    except OSError as exc:
+        raise StepFailed(
+            f"reading the config unpacked in {unpacked.parent} failed: {exc}"
+        ) from None
+    return text
 
 
 def _install_wheels(
@@ -113,6 +97,9 @@ def _install_wheels(
 ) -> list[str]:
     if options.venv is None:
         say("no --venv: wheels not installed")
+        return []
+    if not manifest.wheels:
+        say("the bundle holds no wheels")
         return []
     venv = options.venv.expanduser()
     python = venv / "bin" / "python"
@@ -149,25 +136,15 @@ def _install_models(root: Path, models: Path, manifest: Manifest, say: Say) -> l
 
 
 def _install_config(
-    options: InstallOptions, source: Path, root: Path, manifest: Manifest, say: Say
+    options: InstallOptions, text: str, values: dict[str, str], manifest: Manifest, say: Say
 ) -> dict[str, Any]:
     target = options.config.expanduser()
-    values = {key: value.replace("{path}", str(root / m.name))
-              for m in manifest.models for key, value in m.config.items()}  # fmt: skip
     if target.exists() and not options.force:
         say(f"{target} exists: left as it is (--force replaces it); the models' keys: "
             + ", ".join(f"{k} = {v!r}" for k, v in values.items()))  # fmt: skip
         return {"path": str(target), "written": False, "keys": values}
     target.parent.mkdir(parents=True, exist_ok=True)
-    staged = target.with_name(f".{target.name}.sori-new")
-    staged.write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
-    staged.write_text(set_keys(staged, values), encoding="utf-8")
-    try:
-        load_config(str(staged))  # what goes in place must load
-    except ConfigError:
-        staged.unlink()
-        raise
-    staged.replace(target)
+    replace_config(target, text)  # atomic; 0600 when it holds a secret (an edge api_key)
     say(f"config written to {target} (board profile {manifest.board})")
     return {"path": str(target), "written": True, "keys": values}
 

@@ -10,8 +10,9 @@ from pathlib import Path
 
 from sori.board import PROFILES
 from sori.bundle import InstallOptions, PackOptions, install_bundle, pack
+from sori.bundle.extract import StepFailed
 from sori.bundle.pack import DEFAULT_EXTRAS
-from sori.bundle.unpack import DEFAULT_CONFIG, StepFailed
+from sori.bundle.unpack import DEFAULT_CONFIG
 from sori.commands.options import add_store_options, store_root
 
 

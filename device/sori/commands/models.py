@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 from sori.commands.options import add_store_options, store_root
-from sori.config import find_config, load_config
-from sori.config.edit import set_keys
+from sori.config import find_config
+from sori.config.edit import replace_config, set_keys
 from sori.errors import ConfigError, ModelError
 from sori.models import find_entry, installed_path, load_catalog
 from sori.models.catalog import BOARDS, KINDS
@@ -147,16 +147,14 @@ def _use(args: argparse.Namespace, entries: list, root: Path) -> int:
     target = find_config(args.config)
     if target is None:
         raise ConfigError("no config file to edit; give --config FILE or set $SORI_CONFIG")
+    # Checked again here, not taken from an earlier `models verify`: files change between.
+    problems = verify(root, entry)
+    if problems:
+        raise ModelError(
+            f"config not changed: {'; '.join(problems)}; then `sori models use {entry.name}`"
+        )
     values = {k: v.replace("{path}", str(path)) for k, v in entry.config.items()}
-    text = set_keys(target, values)
-    staged = target.with_name(f".{target.name}.sori-new")
-    staged.write_text(text, encoding="utf-8")
-    try:
-        load_config(str(staged))  # the edit must still be a valid config
-    except ConfigError:
-        staged.unlink()
-        raise
-    staged.replace(target)
+    written = replace_config(target, set_keys(target, values))
     for key, value in values.items():
-        print(f"{target}: {key} = {json.dumps(value, ensure_ascii=False)}")
+        print(f"{written}: {key} = {json.dumps(value, ensure_ascii=False)}")
     return 0

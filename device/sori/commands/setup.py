@@ -22,7 +22,8 @@ import sys
 from pathlib import Path
 
 from sori.api_access import DEFAULT_TOKEN_FILE, write_token
-from sori.config import Config, parse_config, parse_toml
+from sori.config import Config
+from sori.config.edit import replace_config
 from sori.config.starter import Answers, starter_toml
 from sori.errors import ConfigError
 
@@ -110,12 +111,11 @@ def write_config(args: argparse.Namespace) -> int:
     )
     wake_section = "wake" in {f.name for f in dataclasses.fields(Config)}
     text = starter_toml(answers, datetime.date.today().isoformat(), wake_section)
-    parse_config(parse_toml(text, str(target)), source=str(target))  # refuse what won't load
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot write {target}: {exc.strerror or exc}") from None
+    replace_config(target, text)  # refuses what won't load; 0600 with a password in it
     config_flag = "" if args.output is None else f" --config {target}"
     steps = [f'sori intent{config_flag} "불 켜줘"']
     if answers.ha_url and not os.environ.get(answers.ha_token_env):

@@ -14,8 +14,12 @@ from sori.shipped import shipped_path
 KINDS = ("stt", "vad", "wake", "tts", "llm")
 BOARDS = ("pi4", "pi5", "jetson-orin-nano", "rk3588", "x86")
 ARCHIVES = ("", "tar.bz2", "tar.gz", "zip")
-_SHA256 = re.compile(r"[0-9a-f]{64}")
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+"""A sha256 digest as the catalog and the bundles write it."""
+MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+"""A model's name: one plain folder name, never a path."""
+MAX_MB = 100_000
+"""Largest size_mb or memory_mb (100 GB): a model's download limits are sized from it."""
 
 
 @dataclass(frozen=True)
@@ -60,11 +64,16 @@ def load_catalog(path: str | Path | None = None) -> list[CatalogEntry]:
         data = tomllib.loads(source.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ModelError(f"model catalog {source} not found; check --catalog") from None
-    except tomllib.TOMLDecodeError as exc:
+    except OSError as exc:
+        raise ModelError(f"model catalog {source} cannot be read: {exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ModelError(f"model catalog {source} is not valid TOML: {exc}") from None
-    entries = [
-        _entry(item, f"{source}: model {i + 1}") for i, item in enumerate(data.get("model", []))
-    ]
+    except RecursionError:  # tomllib recurses per nesting level
+        raise ModelError(f"model catalog {source} is nested too deeply to read") from None
+    models = data.get("model", [])
+    if not isinstance(models, list):
+        raise ModelError(f"model catalog {source}: each model is a [[model]] table")
+    entries = [_entry(item, f"{source}: model {i + 1}") for i, item in enumerate(models)]
     names = [e.name for e in entries]
     doubled = sorted({n for n in names if names.count(n) > 1})
     if doubled:
@@ -91,25 +100,29 @@ def _entry(item: Any, where: str) -> CatalogEntry:
     if missing:
         raise ModelError(f"{where}: missing {', '.join(missing)}")
     name = item["name"]
-    if not isinstance(name, str) or not _NAME.fullmatch(name):
+    if not isinstance(name, str) or not MODEL_NAME.fullmatch(name):
         raise ModelError(f"{where}: name {name!r} must be letters, digits, '.', '_' or '-'")
     where = f"{where} ({name})"
     checks = (
         (item["kind"] in KINDS, f"kind must be one of {', '.join(KINDS)}"),
         (_strings(item["languages"]) and item["languages"], "languages must list language tags"),
         (_strings(item["urls"]) and item["urls"], "urls must list at least one URL"),
-        (all(u.startswith(("https://", "http://")) for u in item["urls"]), "urls must be http(s)"),
+        (
+            _strings(item["urls"])
+            and all(u.startswith(("https://", "http://")) for u in item["urls"]),
+            "urls must be http(s)",
+        ),
         (item["archive"] in ARCHIVES, f"archive must be one of {ARCHIVES}"),
-        (_number(item["size_mb"]) and item["size_mb"] > 0, "size_mb must be a positive number"),
+        (_size(item["size_mb"]), f"size_mb must be a number above 0, at most {MAX_MB:g}"),
         (
             isinstance(item["sha256"], str)
-            and (item["sha256"] == "" or _SHA256.fullmatch(item["sha256"])),
+            and (item["sha256"] == "" or SHA256_HEX.fullmatch(item["sha256"])),
             'sha256 must be 64 lowercase hex digits or ""',
         ),
         (isinstance(item["verified"], bool), "verified must be true or false"),
         (not item["verified"] or item["sha256"], "verified = true needs a sha256"),
         (isinstance(item["license"], str) and item["license"], "license must be named"),
-        (_number(item["memory_mb"]) and item["memory_mb"] > 0, "memory_mb must be positive"),
+        (_size(item["memory_mb"]), f"memory_mb must be a number above 0, at most {MAX_MB:g}"),
         (isinstance(item["memory_measured"], bool), "memory_measured must be true or false"),
         (
             _strings(item["boards"]) and set(item["boards"]) <= set(BOARDS),
@@ -131,5 +144,7 @@ def _strings(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) and v for v in value)
 
 
-def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+def _size(value: Any) -> bool:
+    """A size in MB the download limits can be sized from: finite, above 0, at most MAX_MB."""
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    return number and 0 < value <= MAX_MB

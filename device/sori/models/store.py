@@ -10,7 +10,9 @@ import shutil
 import tarfile
 import tempfile
 import zipfile
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 from sori.errors import ModelError
 from sori.models.catalog import CatalogEntry
@@ -21,6 +23,14 @@ PARTIAL = ".partial"
 """Subfolder for downloads and unpacking in progress; never read as installed."""
 MANIFEST = ".sori-manifest.json"
 """Inside an installed folder (or NAME.sori-manifest.json beside a file): checksums."""
+UNPACKED_RATIO = 4.0
+UNPACKED_SLACK_BYTES = 10_000_000
+"""An archive may unpack to at most UNPACKED_RATIO times the catalog's size_mb plus this
+(model weights compress little); a zip bomb is refused before the member that passes it."""
+MAX_MEMBERS = 1_000
+"""Most files an archive may hold (a model folder has a few dozen)."""
+
+Member = TypeVar("Member", tarfile.TarInfo, zipfile.ZipInfo)
 
 
 def default_models_dir() -> Path:
@@ -55,7 +65,8 @@ def install(root: Path, entry: CatalogEntry, download: Path, download_sha256: st
     staging = Path(tempfile.mkdtemp(prefix=f"{entry.name}.", dir=partial))
     try:
         if entry.archive:
-            unpacked = _unpack(download, entry.archive, staging / "unpacked")
+            most = int(entry.size_mb * 1e6 * UNPACKED_RATIO) + UNPACKED_SLACK_BYTES
+            unpacked = _unpack(download, entry.archive, staging / "unpacked", most)
             files = {
                 str(p.relative_to(unpacked)): sha256_of(p)
                 for p in sorted(unpacked.rglob("*"))
@@ -95,24 +106,30 @@ def verify(root: Path, entry: CatalogEntry) -> list[str]:
     path = installed_path(root, entry)
     if path is None:
         return [f"{entry.name} is not installed in {root}; run `sori models fetch {entry.name}`"]
+    again = f"fetch it again: sori models fetch --force {entry.name}"
     try:
         manifest = json.loads(_manifest_path(path).read_text())
-    except (OSError, ValueError) as exc:
-        return [f"{entry.name}: manifest unreadable ({exc}); fetch it again"]
+    except (OSError, ValueError, RecursionError) as exc:
+        return [f"{entry.name}: manifest unreadable ({exc}); {again}"]
+    files = manifest.get("files") if isinstance(manifest, dict) else None
+    if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
+        return [f"{entry.name}: manifest is not a list of checksums; {again}"]
     problems = []
     if entry.sha256 and manifest.get("download_sha256") != entry.sha256:
         problems.append(
             f"{entry.name}: installed from a download whose sha256 is not the catalog's"
         )
     base = path if path.is_dir() else path.parent
-    for rel, want in manifest.get("files", {}).items():
+    for rel, want in files.items():
         file = base / rel
-        if not file.is_file():
+        if not file.resolve().is_relative_to(base.resolve()):
+            problems.append(f"{entry.name}: the manifest names {rel!r}, outside the model")
+        elif not file.is_file():
             problems.append(f"{entry.name}: {rel} is missing")
         elif sha256_of(file) != want:
             problems.append(f"{entry.name}: {rel} changed since it was installed")
     if problems:
-        problems[-1] += f"; fetch it again: sori models fetch --force {entry.name}"
+        problems[-1] += f"; {again}"
     return problems
 
 
@@ -127,9 +144,10 @@ def _manifest(entry: CatalogEntry, download_sha256: str, files: dict[str, str]) 
     return json.dumps(record, indent=1, ensure_ascii=False)
 
 
-def _unpack(archive: Path, kind: str, into: Path) -> Path:
+def _unpack(archive: Path, kind: str, into: Path, most_bytes: int) -> Path:
     """Unpack into `into`; the model's folder is the archive's single top-level folder if it
-    has one, else `into` itself. Members that would land outside are refused."""
+    has one, else `into` itself. Members that would land outside are refused, and so is an
+    archive of more than `most_bytes` or MAX_MEMBERS files, before the member that passes."""
     into.mkdir()
     try:
         if kind == "zip":
@@ -138,11 +156,14 @@ def _unpack(archive: Path, kind: str, into: Path) -> Path:
                     target = (into / member).resolve()
                     if not target.is_relative_to(into.resolve()):
                         raise ModelError(f"{archive.name}: member {member!r} leaves the folder")
-                z.extractall(into)
+                # zipfile writes no more of a member than its declared size.
+                sized = _bounded(z.infolist(), lambda m: m.file_size, most_bytes, archive)
+                z.extractall(into, members=sized)
         else:
             mode = "r:bz2" if kind == "tar.bz2" else "r:gz"
             with tarfile.open(archive, mode) as t:
-                t.extractall(into, filter="data")
+                sized = _bounded(t, lambda m: m.size, most_bytes, archive)
+                t.extractall(into, members=sized, filter="data")
     except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as exc:
         if isinstance(exc, OSError) and exc.errno is not None:
             raise  # disk full and the like: the caller names it
@@ -151,3 +172,26 @@ def _unpack(archive: Path, kind: str, into: Path) -> Path:
     if len(entries) == 1 and entries[0].is_dir():
         return entries[0]
     return into
+
+
+def _bounded(
+    members: Iterable[Member], size_of: Callable[[Member], int], most_bytes: int, archive: Path
+) -> Iterator[Member]:
+    """The members, read one at a time as they are unpacked, until their declared sizes add
+    up past `most_bytes` or there are more than MAX_MEMBERS: then a ModelError."""
+    total = 0
+    for count, member in enumerate(members, 1):
+        total += size_of(member)
+        if count > MAX_MEMBERS:
+            raise ModelError(
+                f"{archive.name} holds more than {MAX_MEMBERS} files, not a model; refused: "
+                "check the catalog entry's url"
+            )
+        if total > most_bytes:
+            raise ModelError(
+                f"{archive.name} unpacks to more than {most_bytes / 1e6:.0f} MB "
+                f"({UNPACKED_RATIO:g} times the catalog's size_mb and "
+                f"{UNPACKED_SLACK_BYTES / 1e6:g} MB); refused while unpacking: check the "
+                "catalog entry's url and size_mb"
+            )
+        yield member
