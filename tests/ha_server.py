@@ -5,11 +5,15 @@ not install and start on this machine within the test budget; this replays its m
 
     with HaServer(token="t") as ha:  # ha.url = http://127.0.0.1:PORT
         ...
+
+It can also play a hostile or broken HA: redirect elsewhere (`redirect_to`), chatter
+instead of answering (`chatter_s`), or answer a command with raw text (`Raw`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from typing import Any
 
@@ -90,12 +94,29 @@ RESULTS = {
 }
 
 
+class Raw(str):
+    """A command's result sent as these characters, unchecked (hostile JSON: deep nesting,
+    lone surrogates), inside a well-formed result message."""
+
+
 class HaServer:
     """aiohttp on a thread of its own, on a free loopback port."""
 
-    def __init__(self, token: str = TOKEN, results: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        token: str = TOKEN,
+        results: dict[str, Any] | None = None,
+        redirect_to: str = "",
+        chatter_s: float = 0.0,
+    ) -> None:
         self.token = token
         self.results = dict(RESULTS if results is None else results)
+        self.redirect_to = redirect_to
+        """Base URL every request is redirected to (302), when set."""
+        self.chatter_s = chatter_s
+        """When set, commands are never answered: an unrelated event comes every chatter_s."""
+        self.credentials: list[str] = []
+        """Every token received: websocket auth messages and Authorization headers."""
         self.conversation: list[dict[str, Any]] = []
         """Bodies POSTed to /api/conversation/process."""
         self.conversation_answer: dict[str, Any] | None = None
@@ -118,6 +139,7 @@ class HaServer:
         app = web.Application()
         app.router.add_get("/api/websocket", self._websocket)
         app.router.add_post("/api/conversation/process", self._converse)
+        app.router.add_route("*", "/{rest:.*}", self._elsewhere)
         self._runner = web.AppRunner(app)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -125,11 +147,26 @@ class HaServer:
         port = site._server.sockets[0].getsockname()[1]
         self.url = f"http://127.0.0.1:{port}"
 
-    async def _websocket(self, request: web.Request) -> web.WebSocketResponse:
+    def _note_credentials(self, request: web.Request) -> None:
+        if "Authorization" in request.headers:
+            self.credentials.append(request.headers["Authorization"])
+
+    async def _elsewhere(self, request: web.Request) -> web.Response:
+        self._note_credentials(request)
+        if self.redirect_to:
+            raise web.HTTPFound(self.redirect_to + request.path)
+        raise web.HTTPNotFound()
+
+    async def _websocket(self, request: web.Request) -> web.StreamResponse:
+        self._note_credentials(request)
+        if self.redirect_to:
+            raise web.HTTPFound(self.redirect_to + request.path)
         ws = web.WebSocketResponse()
         await ws.prepare(request)
         await ws.send_json({"type": "auth_required", "ha_version": "2025.1.0"})
         auth = await ws.receive_json()
+        if "access_token" in auth:
+            self.credentials.append(auth["access_token"])
         if auth.get("type") != "auth" or auth.get("access_token") != self.token:
             await ws.send_json({"type": "auth_invalid", "message": "Invalid access token"})
             await ws.close()
@@ -138,6 +175,9 @@ class HaServer:
         async for message in ws:
             call = message.json()
             kind = call.get("type")
+            if self.chatter_s:
+                await self._chatter(ws)
+                break
             if kind == "config/entity_registry/get_entries":
                 result = {e: EXTENDED.get(e) for e in call.get("entity_ids", [])}
             elif kind in self.results:
@@ -150,9 +190,21 @@ class HaServer:
             if result == "malformed":
                 await ws.send_str("{not json")
                 continue
+            if isinstance(result, Raw):
+                await ws.send_str(
+                    f'{{"id": {call["id"]}, "type": "result", "success": true, "result": {result}}}'
+                )
+                continue
             await ws.send_json({"id": call["id"], "type": "result", "success": True,
                                 "result": result})  # fmt: skip
         return ws
+
+    async def _chatter(self, ws: web.WebSocketResponse) -> None:
+        """Send unrelated events (as a busy HA does) and never the answer, until closed."""
+        with contextlib.suppress(ConnectionError):
+            while not ws.closed:
+                await ws.send_json({"id": 0, "type": "event", "event": {"a": 1}})
+                await asyncio.sleep(self.chatter_s)
 
     async def _converse(self, request: web.Request) -> web.Response:
         if request.headers.get("Authorization") != f"Bearer {self.token}":

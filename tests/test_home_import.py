@@ -48,7 +48,7 @@ def test_import_writes_the_exposed_home_in_korean(ha, tmp_path):
     areas = {a["id"]: a for a in data["home"]["areas"]}
     assert areas["living_room"] == {"id": "living_room", "name": "거실", "aliases": ["리빙룸"]}
     assert areas["bedroom"]["aliases"] == ["침실", "큰방"]
-    assert "# floor: 2층" in out.read_text(encoding="utf-8")
+    assert '# floor: "2층"' in out.read_text(encoding="utf-8")
     devices = {d["id"]: d for d in data["home"]["devices"]}
     assert "switch.secret_relay" not in devices  # not exposed to Assist
     assert devices["light.hue_lamp"] == {

@@ -1,6 +1,7 @@
 """A client of Home Assistant's REST API, shared by the stages that talk to it (the
 action handler, the state source): the base URL checked, and the long-lived access token
-read from the environment (`$SORI_HA_TOKEN` by default), never from the config file."""
+read from the environment (`$SORI_HA_TOKEN` by default), never from the config file, and
+sent to that URL only (redirects are not followed)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,9 @@ def rest_client(url: str, token_env: str, timeout_s: float) -> tuple[ModuleType,
     except ImportError:
         raise DependencyError("Home Assistant needs httpx; run 'pip install httpx'") from None
     client = httpx.AsyncClient(
-        base_url=url.rstrip("/"), headers={"Authorization": f"Bearer {token}"}, timeout=timeout_s
+        base_url=url.rstrip("/"),
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=timeout_s,
+        follow_redirects=False,  # a redirect is answered as it is: the token goes nowhere else
     )
     return httpx, client

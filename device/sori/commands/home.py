@@ -5,7 +5,9 @@
 
 Reads areas, floors, devices, the entities exposed to Assist and their aliases over HA's
 websocket API; names stay as HA has them. Exit 2, nothing written, when HA cannot be
-reached, refuses the token or answers in shapes it does not know.
+reached, refuses the token, redirects elsewhere (the token is never sent there), does not
+answer within --timeout-s in all, or answers in shapes or with names (control characters)
+it does not take. An existing FILE is replaced whole or not at all.
 """
 
 from __future__ import annotations
@@ -19,7 +21,11 @@ from pathlib import Path
 
 from sori.config import parse_config, parse_toml
 from sori.errors import ConfigError
+from sori.files import replace_file
 from sori.ha_import import fetch_registries, home_tables, home_toml
+
+MAX_TIMEOUT_S = 300
+"""Longest --timeout-s: home.source_timeout_s allows as much."""
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -45,13 +51,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     imp.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
     imp.add_argument("--force", action="store_true", help="replace an existing FILE")
     imp.add_argument(
-        "--timeout-s", type=float, default=10.0, metavar="S", help="per step (default 10)"
-    )
+        "--timeout-s", type=float, default=10.0, metavar="S",
+        help="longest wait for Home Assistant, all steps together (default 10)",
+    )  # fmt: skip
     imp.add_argument("--json", action="store_true", help="print the tables as one JSON object")
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
+    if not 0 < args.timeout_s <= MAX_TIMEOUT_S:  # nan too
+        raise ConfigError(
+            f"--timeout-s must be above 0 and at most {MAX_TIMEOUT_S}, got {args.timeout_s}"
+        )
     token = os.environ.get(args.token_env, "")
     if not token:
         raise ConfigError(
@@ -70,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
     if target is not None:
         try:
-            target.write_text(text, encoding="utf-8")
+            replace_file(target, text)
         except OSError as exc:
             raise ConfigError(f"cannot write {target}: {exc.strerror or exc}") from None
         print(
