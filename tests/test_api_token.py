@@ -104,3 +104,17 @@ def test_a_full_disk_while_writing_the_token_leaves_no_partial_file(tmp_path):
     assert out.returncode == 2, out.stderr
     assert "cannot write" in out.stderr and "Traceback" not in out.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_lan_bind_refusal_quotes_the_flag_as_given(tmp_path, monkeypatch, capsys):
+    from sori.cli import main
+
+    monkeypatch.delenv("SORI_API_TOKEN", raising=False)
+    config = tmp_path / "sori.toml"
+    config.write_text('[http]\nbind = "127.0.0.1:8378"\n')
+    assert main(["run", "--config", str(config), "--http", "0:8377", "--input", "none"]) == 2
+    err = capsys.readouterr().err
+    assert "--http 0:8377" in err and "8378" not in err
+    assert main(["run", "--config", str(config), "--http", "0:x", "--input", "none"]) == 2
+    err = capsys.readouterr().err
+    assert "--http 0:x" in err and "8378" not in err

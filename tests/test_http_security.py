@@ -8,6 +8,7 @@ changed without the token (the daemon's turn counter and the MQTT broker stay st
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import random
@@ -130,6 +131,8 @@ def still(served, subscriber):
 
 FORM = "application/x-www-form-urlencoded"
 LATIN1 = "application/json; charset=latin-1"
+LONG_NUMBER = b'{"text": "x", "n": ' + b"7" * 5000 + b"}"
+RAW_EXPECT = {"Expect": "\udc80"}  # the byte 0x80, as request() sends it
 MALFORMED = [
     ("content-length abc", lambda a: request(a, headers={"Content-Length": "abc"}), 400),
     ("content-length -5", lambda a: request(a, headers={"Content-Length": "-5"}), 400),
@@ -145,11 +148,14 @@ MALFORMED = [
     ("deep JSON", lambda a: request(a, body=b"[" * 60_000), 400),
     ("body too large", lambda a: request(a, body=b" " * 70_000), 413),
     ("no text", lambda a: request(a, body=b'{"text": 5}'), 400),
+    ("5,000-digit number", lambda a: request(a, body=LONG_NUMBER), 400),
     ("form post", lambda a: request(a, body=b"text=x", headers={"Content-Type": FORM}), 415),
     ("text/plain", lambda a: request(a, headers={"Content-Type": "text/plain"}), 415),
     ("latin-1 JSON", lambda a: request(a, headers={"Content-Type": LATIN1}), 415),
     ("no Host", lambda a: request(a, "GET", "/health", headers={"Host": None}), 400),
     ("wrong method", lambda a: request(a, "GET", "/say"), 405),
+    ("raw bytes in Expect", lambda a: request(a, "GET", "/health", headers=RAW_EXPECT), 417),
+    ("Expect, no route", lambda a: request(a, "GET", "/nope", headers=RAW_EXPECT), 417),
     ("unknown path", lambda a: request(a, "GET", "/../../etc/passwd"), 404),
 ]  # fmt: skip
 
@@ -247,6 +253,9 @@ def test_the_token_guards_state_changes_and_unlocks_full_events(served, quiet, s
     finished = [e for e in public if e["type"] == "TurnFinished"][0]
     assert {"intent", "tier", "ok", "stages_ns", "utterance_id"} <= finished.keys()
     assert any(e.get("text") == GOOD_SAY for e in full)
+    # nor what was done to which device: README "Security" lists what /events shows
+    assert "light.living_room" not in json.dumps(public) and "mqtt" not in json.dumps(public)
+    assert any(e.get("target") == "light.living_room" for e in full)
     subscriber.next()
 
 
@@ -281,6 +290,7 @@ def test_without_a_token_nothing_changes_state_even_on_loopback(served, quiet, s
     api = served.start(token=None)
     got, reply = exchange(api, request(api, token=None))
     assert got == 401 and b"sori setup" in reply
+    assert b"Bearer TOKEN" in reply  # the format explained, not redacted
     assert exchange(api, request(api, "GET", "/metrics", token=None))[0] == 200
 
 
@@ -302,17 +312,27 @@ def test_sori_run_refuses_a_lan_bind_without_a_token(tmp_path, mosquitto, monkey
 
 
 def test_event_clients_and_connections_are_capped(served, quiet):
+    """Past the cap an idle connection that never sent the token makes room; connections
+    serving a request or that carried the token are kept, and then a new one gets 503."""
     api = served.start(max_event_clients=2, max_connections=6)
     streams = []
     try:
         for _ in range(2):
             sock = socket.create_connection((api.host, api.port))
-            sock.sendall(request(api, "GET", "/events"))
+            sock.sendall(request(api, "GET", "/events", token=None))
             assert sock.recv(4096).startswith(b"HTTP/1.1 200")
             streams.append(sock)
         assert exchange(api, request(api, "GET", "/events"))[0] == 503
-        idle = [socket.create_connection((api.host, api.port)) for _ in range(4)]
+        idle = [socket.create_connection((api.host, api.port), timeout=5) for _ in range(4)]
         streams += idle
+        time.sleep(0.2)
+        assert exchange(api, request(api, "GET", "/health"))[0] == 200  # the oldest idle
+        assert idle[0].recv(10) == b""  # one was closed to make room
+        idle[0] = socket.create_connection((api.host, api.port), timeout=5)
+        streams.append(idle[0])
+        for sock in idle:  # now each carries the token, and stays open (keep-alive)
+            sock.sendall(request(api, "GET", "/health"))
+            assert sock.recv(4096).startswith(b"HTTP/1.1 200")
         time.sleep(0.2)
         assert exchange(api, request(api, "GET", "/health"))[0] == 503
     finally:
@@ -320,5 +340,118 @@ def test_event_clients_and_connections_are_capped(served, quiet):
             sock.close()
     deadline = time.monotonic() + 5
     while exchange(api, request(api, "GET", "/health"))[0] != 200:
-        assert time.monotonic() < deadline, "connections were not released"
+        assert time.monotonic() - deadline < 0, "connections were not released"
         time.sleep(0.1)
+
+
+def test_a_number_too_long_to_read_is_a_400_that_says_so(served, quiet, still):
+    api = served.start()
+    got, reply = exchange(api, request(api, body=b'{"text": ' + b"9" * 4301 + b"}"))
+    assert got == 400
+    assert "digits" in json.loads(reply.split(b"\r\n\r\n", 1)[1])["error"]
+
+
+@pytest.mark.parametrize(
+    ("method", "path"), [("GET", "/health"), ("GET", "/metrics"), ("GET", "/events"),
+                         ("POST", "/say"), ("POST", "/mute")],
+)  # fmt: skip
+def test_a_non_ascii_authorization_header_is_a_4xx_logged_in_one_line(
+    served, quiet, still, method, path
+):
+    api = served.start()
+    quiet.clear()
+    raw = request(api, method, path, token=None, headers={"Authorization": "Bearer \udcff"})
+    assert b"Bearer \xff\r\n" in raw  # the raw byte, as a client sends it
+    got, reply = exchange(api, raw)
+    assert got in (400, 401), reply[:300]
+    assert "ASCII" in json.loads(reply.split(b"\r\n\r\n", 1)[1])["error"]
+    lines = [r for r in quiet.records if r.name.startswith("sori")]
+    assert len(lines) == 1, [r.getMessage() for r in lines]
+    assert not lines[0].exc_info
+
+
+def test_slow_headers_on_every_connection_do_not_lock_out_the_token_holder(
+    served, quiet, subscriber
+):
+    """A LAN neighbour fills http.max_connections with requests it sends a byte at a time;
+    the token holder's /say and /health still answer at once, and the slow connections
+    are closed to make room (never more open than the cap)."""
+    api = served.start()
+    assert api.config.max_connections == 64
+    slow: list[socket.socket] = []
+    stop = threading.Event()
+
+    def trickle() -> None:
+        while not stop.wait(0.3):
+            for sock in list(slow):
+                with contextlib.suppress(OSError):  # closed to make room
+                    sock.send(b"a")
+
+    threading.Thread(target=trickle, daemon=True).start()
+    try:
+        for round_ in range(2):  # the attacker reconnects: it keeps working
+            for _ in range(64):
+                sock = socket.create_connection((api.host, api.port))
+                sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+                slow.append(sock)
+            time.sleep(0.5)
+            for raw in (request(api), request(api, "GET", "/health")):
+                started = time.monotonic()
+                got, reply = exchange(api, raw, timeout_s=10)
+                assert got == 200, (round_, reply[:300])
+                assert time.monotonic() - started < 5
+            assert subscriber.next() == ("sori/light/living_room/set", "ON")
+        open_now = served.call(_open_connections(api))
+        assert open_now <= api.config.max_connections
+    finally:
+        stop.set()
+        for sock in slow:
+            sock.close()
+
+
+async def _open_connections(api: HttpApi) -> int:
+    await asyncio.sleep(0.2)  # closes complete on the loop
+    return len(api._runner.server.connections)
+
+
+def test_events_without_the_token_show_no_targets_handlers_or_words():
+    from sori.daemon import event_json
+    from sori.events import ActionFinished, TurnRouted, WakeDetected
+    from sori.http_api import public_event
+
+    acted = ActionFinished(
+        t_ns=1, utterance_id=2, intent="HassTurnOff", handler="mqtt", target="lock.front_door",
+        ok=False, detail="sori/lock/front_door/set UNLOCK", speech="문을 열었어요", elapsed_ns=5,
+    )  # fmt: skip
+    assert public_event(event_json(acted)) == {
+        "type": "ActionFinished", "t_ns": 1, "utterance_id": 2, "intent": "HassTurnOff",
+        "ok": False, "elapsed_ns": 5,
+    }  # fmt: skip
+    routed = TurnRouted(
+        t_ns=1, utterance_id=2, text="문 열어", tier="edge", reason="miss",
+        endpoint="http://gpu.lan:8000", answer="네", ttft_ns=7, total_ns=9,
+    )  # fmt: skip
+    shown = public_event(event_json(routed))
+    assert shown == {
+        "type": "TurnRouted",
+        "t_ns": 1,
+        "utterance_id": 2,
+        "tier": "edge",
+        "intent": None,
+        "ttft_ns": 7,
+        "first_sentence_ns": None,
+        "total_ns": 9,
+    }
+    woke = WakeDetected(t_ns=1, utterance_id=2, phrase="소리야", start_ns=3, end_ns=4, score=0.9)
+    assert "phrase" not in public_event(event_json(woke))
+
+
+def test_expect_100_continue_gets_the_interim_answer_then_the_reply(served, quiet, still):
+    api = served.start()
+    body = json.dumps({"text": " "}).encode()
+    raw = request(api, body=body, headers={"Expect": "100-continue"})
+    with socket.create_connection((api.host, api.port), timeout=5) as sock:
+        sock.sendall(raw[: len(raw) - len(body)])  # the head only: wait to be asked
+        assert sock.recv(4096) == b"HTTP/1.1 100 Continue\r\n\r\n"
+        sock.sendall(body)
+        assert sock.recv(4096).startswith(b"HTTP/1.1 400")  # a blank text, refused

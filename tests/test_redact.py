@@ -8,6 +8,8 @@ import json
 import logging
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from daemon_kit import build, events_of_turn, write_config
 from sori.http_api import HttpApi
@@ -40,6 +42,39 @@ SECRET_URL = "http://bob:hunter2@127.0.0.1:{port}/hook?token=s3cret&room=1"
     ],
 )  # fmt: skip
 def test_redact_masks_credentials_and_keeps_the_rest(text, shown):
+    assert redact(text) == shown
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "send 'Authorization: Bearer TOKEN' with the API token (sori setup)",
+        "/etc/passwd: expected a mapping at the top level, got str",
+        "sori.toml:3: each line is `key = value`, `[section]` or `[[list]]`",
+        'strings need quotes (key = "text"); true/false are lower case',
+        "api_key.txt: cannot read it (permission denied)",
+        "my-secret-key.tar: not a bundle (no manifest.toml)",
+        "C:\\Users\\me\\token: not found",
+        "clients send `Authorization: Bearer $(cat TOKEN_FILE)`",
+        "set api_key = API_KEY in [edge]",
+    ],
+)  # fmt: skip
+def test_redact_keeps_the_words_around_a_secret(text):
+    """Messages that explain a format or name a file have no secret in them."""
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("edge.endpoints.api_key: sk-live-abc", "edge.endpoints.api_key: ***"),
+        ('api_key = "sk-live-abc"', 'api_key = "***"'),
+        ("password=hunter2 user=bob", "password=*** user=bob"),
+        ("Authorization: Bearer ABCDEFGHIJKLMNOPQRSTUVWXYZ", "Authorization: Bearer ***"),
+        ("token: value2", "token: ***"),
+    ],
+)  # fmt: skip
+def test_redact_still_masks_values_that_look_like_placeholders_but_are_not(text, shown):
     assert redact(text) == shown
 
 
@@ -114,3 +149,25 @@ handler = "webhook"
         assert "127.0.0.1" in sink and "webhook" in sink  # the failure is reported ...
         assert "hunter2" not in sink and "s3cret" not in sink  # ... without the secrets
         assert "bob" not in sink
+
+
+SECRET_PLACES = [
+    "password={}", "Authorization: Bearer {}", "https://bob:{}@h.example/x", "GET /x?token={}",
+    '{{"api_key": "{}"}}', "client_secret: {}", "Basic {}",
+]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    before=st.text(max_size=40),
+    after=st.text(max_size=40),
+    place=st.sampled_from(SECRET_PLACES),
+    secret=st.from_regex(r"[A-Za-z0-9]{6,18}[0-9]", fullmatch=True),
+)
+def test_a_secret_anywhere_in_any_text_is_masked_and_redact_never_fails(
+    before, after, place, secret
+):
+    text = f"{before} {place.format(secret)} {after}"
+    shown = redact(text)
+    assert shown.count(secret) <= f"{before} {after}".count(secret)  # only theirs, if any
+    assert redact(shown) == shown  # masking twice changes nothing

@@ -156,3 +156,27 @@ def test_shutdown_s_out_of_range_is_refused(tmp_path):
     )  # fmt: skip
     assert out.returncode == 2
     assert "daemon.shutdown_s" in out.stderr
+
+
+@pytest.mark.parametrize("after_s", [0.0, 0.1, 0.25])
+def test_a_stop_while_the_daemon_is_built_exits_cleanly(tmp_path, mosquitto, after_s):
+    """SIGTERM `after_s` after "building", with daemon.shutdown_s = 0.5: the packs, voice
+    and handlers are still loading on their thread, and past the deadline the build is
+    left behind. Exit 0 within the deadline, never a traceback (it was exit 1 with
+    AttributeError: 'NoneType' object has no attribute 'start')."""
+    config = write_config(tmp_path, mosquitto)
+    json_logs(config)
+    config.write_text(config.read_text().replace("[daemon]\n", "[daemon]\nshutdown_s = 0.5\n"))
+    proc = sori_run(
+        "--config", str(config), "--input", "none", "--output", str(tmp_path / "r.wav"),
+        "--http", "127.0.0.1:0", cwd=tmp_path,
+    )  # fmt: skip
+    logs = LogReader(proc)
+    logs.wait_for("building")
+    time.sleep(after_s)
+    code, took_s = stop_and_time(proc, signal.SIGTERM)
+    time.sleep(0.2)  # the reader thread takes the last lines
+    shown = "\n".join(str(e) for e in logs.all)
+    assert code == 0, shown[-2000:]
+    assert "Traceback" not in shown and "Error" not in shown, shown[-2000:]
+    assert took_s < SHUTDOWN_S

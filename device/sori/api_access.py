@@ -56,7 +56,9 @@ class Access:
         scheme, _, given = authorization.strip().partition(" ")
         if scheme.lower() != "bearer":
             return False
-        return hmac.compare_digest(given.strip().encode(), self.token.encode())
+        # raw non-ASCII bytes arrive surrogate-escaped; they never match, never raise
+        given_bytes = given.strip().encode("utf-8", "surrogateescape")
+        return hmac.compare_digest(given_bytes, self.token.encode())
 
     def needs_token(self, path: str, changes_state: bool) -> bool:
         """Whether a request must carry the token."""
@@ -69,11 +71,13 @@ class Access:
         return origin is None or origin.strip().lower().rstrip("/") in self.origins
 
 
-def split_bind(bind: str) -> tuple[str, int]:
-    """("HOST", PORT) of an http.bind value such as "127.0.0.1:8377" or "[::1]:8377"."""
+def split_bind(bind: str, said: str | None = None) -> tuple[str, int]:
+    """("HOST", PORT) of an http.bind value such as "127.0.0.1:8377" or "[::1]:8377".
+    `said` is how the user gave it, for messages (default: the config key)."""
     host, sep, port = bind.rpartition(":")
     if not sep or not port.isdigit() or int(port) > 65535:
-        raise ConfigError(f"http.bind = {bind!r}: write HOST:PORT, e.g. 127.0.0.1:8377")
+        said = said or f"http.bind = {bind!r}"
+        raise ConfigError(f"{said}: write HOST:PORT, e.g. 127.0.0.1:8377")
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
@@ -159,12 +163,16 @@ def ensure_token(config: HttpConfig) -> str | None:
     return load_token(replace(config, token_file=str(path)))
 
 
-def build_access(config: HttpConfig, host: str, port: int, token: str | None) -> Access:
-    """The rules for an API bound to host:port; refuses a non-loopback bind without a token."""
+def build_access(
+    config: HttpConfig, host: str, port: int, token: str | None, said: str | None = None
+) -> Access:
+    """The rules for an API bound to host:port; refuses a non-loopback bind without a token.
+    `said` is how the user gave the address, for messages (default: the config key)."""
     loopback = is_loopback(host)
     if not loopback and token is None:
+        said = said or f"http.bind = {config.bind!r}"
         raise ConfigError(
-            f"http.bind = {config.bind!r} reaches beyond this machine but no API token is "
+            f"{said} reaches beyond this machine but no API token is "
             f"set: anyone on the network could drive the speaker. {SETUP_HINT}; "
             "or bind to 127.0.0.1"
         )

@@ -11,8 +11,15 @@ GET  /events    server-sent events: one `data:` line per event, each turn and st
                 without the token only types, ids, intents, tiers, ok flags and timings
 
 Every request is checked in one middleware, in this order: Host (421), Origin (403),
-route (404/405), token (401), Content-Type (415). Malformed HTTP gets aiohttp's 400 and
-one short log line, never a traceback. Replies and events pass through `sori.redact`.
+route (404/405), an Authorization header that is not ASCII (400), token (401),
+Content-Type (415). Malformed HTTP gets aiohttp's 400 and one short log line, never a
+traceback. Replies and events pass through `sori.redact`.
+
+A connection must send a complete request within IDLE_TIMEOUT_S. Past
+http.max_connections, the oldest connection that is between requests and has never
+carried the token is closed to make room, so clients sending requests a byte at a time
+cannot lock out the token holder; only when every connection is busy or trusted does a
+new one get 503.
 """
 
 from __future__ import annotations
@@ -23,9 +30,10 @@ import json
 import logging
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from aiohttp import web
+from aiohttp import HttpVersion11, web
 from aiohttp.http_exceptions import HttpProcessingError
 
 from sori.api_access import Access, build_access, split_bind
@@ -56,14 +64,12 @@ ROUTES = {
     "/listen": "POST",
 }
 
-PUBLIC_FIELDS = frozenset(
-    "type t_ns utterance_id intent tier ok handler target confidence early cached "
-    "interrupted elapsed_ns audio_ns stages_ns audio_start_ns audio_end_ns speech_start_ns "
-    "speech_end_ns stopped_t_ns final_t_ns commit_t_ns index source previous "
-    "replacement".split()
-)
-"""Event fields /events shows without the token: what a client needs to follow turns
-(types, ids, intents, tiers, ok flags, timings), never what was said or done in detail."""
+PUBLIC_FIELDS = frozenset({"type", "utterance_id", "index", "intent", "tier", "ok"})
+"""Event fields /events shows without the token, besides the timings (every field named
+`..._ns`): what a client needs to follow turns (types, ids, intents, tiers, ok flags),
+never what was said, nor which device or handler acted (README "Security")."""
+NESTED_EVENTS = ("previous", "replacement")
+"""Fields holding an event (IntentCorrected's), shown as public events themselves."""
 
 
 class HttpApi:
@@ -83,18 +89,24 @@ class HttpApi:
         self.access: Access | None = None
         self._runner: web.AppRunner | None = None
         self._streams: set[asyncio.Task] = set()
-        self._busy_logged = 0.0
+        self._trusted: set[web.RequestHandler] = set()
+        """Open connections that have carried the token (kept when making room)."""
+        self._serving: set[web.RequestHandler] = set()
+        """Connections whose request is being handled (a /say turn, an /events stream)."""
+        self._full_logged = 0.0
+        self._endpoints: dict[str, Callable[[web.Request], Awaitable[web.StreamResponse]]] = {}
         build_access(self.config, self.host, self.port, token)  # refuse a bad bind early
 
     async def start(self) -> None:
         app = web.Application(middlewares=[self._guard], client_max_size=MAX_BODY_BYTES)
-        app.router.add_get("/health", self._health, allow_head=False)
-        app.router.add_get("/metrics", self._metrics, allow_head=False)
-        app.router.add_post("/say", self._say)
-        app.router.add_get("/events", self._events, allow_head=False)
-        app.router.add_post("/mute", self._mute)
-        app.router.add_post("/unmute", self._unmute)
-        app.router.add_post("/listen", self._listen)
+        # One route takes every request, so each passes the guard (which answers 404 and
+        # 405 from ROUTES) and _expect (aiohttp's own fails on raw bytes in Expect).
+        app.router.add_route("*", "/{path:.*}", self._dispatch, expect_handler=self._expect)
+        self._endpoints = {
+            "/health": self._health, "/metrics": self._metrics, "/say": self._say,
+            "/events": self._events, "/mute": self._mute, "/unmute": self._unmute,
+            "/listen": self._listen,
+        }  # fmt: skip
         self._runner = web.AppRunner(
             app,
             access_log=None,
@@ -105,7 +117,7 @@ class HttpApi:
         )
         await self._runner.setup()
         site = _CappedSite(
-            self._runner, self.host, self.port, self.config.max_connections, self.busy
+            self._runner, self.host, self.port, self.config.max_connections, self._make_room
         )
         try:
             await site.start()
@@ -156,6 +168,13 @@ class HttpApi:
             return _error(405, f"{path} takes {ROUTES[path]}", {"Allow": ROUTES[path]})
         changes_state = request.method != "GET"
         given = request.headers.get("Authorization")
+        if given is not None and not given.isascii():  # raw bytes, surrogate-escaped
+            log.info("HTTP API: refused %s %s: its Authorization header is not ASCII",
+                     request.method, path)  # fmt: skip
+            return _error(
+                400, "the Authorization header holds bytes that are not ASCII; send "
+                "'Authorization: Bearer TOKEN' with the API token (sori setup)",
+            )  # fmt: skip
         authenticated = access.token_ok(given)
         if path != "/health" and (
             (given is not None and not authenticated)
@@ -171,6 +190,10 @@ class HttpApi:
         ):
             return _error(415, "send the body as Content-Type: application/json")
         request[AUTHENTICATED] = authenticated
+        connection = request.protocol
+        if authenticated:
+            self._trust(connection)
+        self._serving.add(connection)
         try:
             return await handler(request)
         except _Refused as exc:
@@ -182,8 +205,23 @@ class HttpApi:
         except Exception as exc:  # one bad turn must not stop the API
             log.error("HTTP API: %s %s failed: %s", request.method, path, redact(repr(exc)))
             return _error(500, "internal error; the daemon's log has the cause")
+        finally:
+            self._serving.discard(connection)
+
+    async def _expect(self, request: web.Request) -> web.StreamResponse | None:
+        """`Expect: 100-continue` gets the interim answer HTTP/1.1 asks for; any other
+        Expect a 417 that does not echo it."""
+        if request.headers.get("Expect", "").lower() != "100-continue":
+            return _error(417, "only 'Expect: 100-continue' is understood")
+        if request.version == HttpVersion11:
+            await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+            request.writer.output_size = 0  # the interim answer is not the reply's
+        return None
 
     # -- the endpoints -----------------------------------------------------------------------
+
+    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+        return await self._endpoints[request.path](request)  # the guard checked the path
 
     async def _health(self, request: web.Request) -> web.Response:
         return _json(200, self.daemon.health())
@@ -245,15 +283,43 @@ class HttpApi:
             self.daemon.unsubscribe(queue)
             self._streams.discard(task)
 
-    def busy(self) -> None:
-        """A connection refused at http.max_connections: one warning a minute at most."""
+    # -- the connection cap -----------------------------------------------------------------
+
+    def _trust(self, connection: web.RequestHandler) -> None:
+        """Remember that `connection` carried the token; closed ones are forgotten."""
+        self._trusted.add(connection)
+        server = self._runner.server if self._runner is not None else None
+        if server is not None and len(self._trusted) > self.config.max_connections:
+            self._trusted &= set(server.connections)
+
+    def _make_room(self, connections: list[web.RequestHandler]) -> bool:
+        """At http.max_connections: close the oldest connections that are between requests
+        (still sending one, or idle) and have never carried the token, until one is free.
+        False when that is not enough (every connection is busy or trusted): the new one
+        gets 503. Connections accepted in a burst register late, so this may close more
+        than one, back down to the cap."""
+        open_now = [c for c in connections if c.transport is not None]  # not closing
+        excess = len(open_now) + 1 - self.config.max_connections
+        if excess <= 0:
+            return True
+        idle = [c for c in open_now if c not in self._trusted and c not in self._serving]
+        for connection in idle[:excess]:  # oldest first
+            connection.force_close()
+        if len(idle) < excess:
+            self._full("refusing more")
+            return False
+        self._full("closing the oldest idle ones that sent no token")
+        return True
+
+    def _full(self, doing: str) -> None:
+        """One warning a minute at most while connections are at http.max_connections."""
         now = time.monotonic()
-        if now - self._busy_logged > 60:
-            self._busy_logged = now
+        if now - self._full_logged > 60:
+            self._full_logged = now
             log.warning(
-                "HTTP API: %d connections open (http.max_connections); refusing more",
-                self.config.max_connections,
-            )
+                "HTTP API: %d connections open (http.max_connections); %s",
+                self.config.max_connections, doing,
+            )  # fmt: skip
 
 
 def public_event(event: dict[str, Any]) -> dict[str, Any]:
@@ -263,10 +329,10 @@ def public_event(event: dict[str, Any]) -> dict[str, Any]:
     for key, value in event.items():
         if key == "error":
             shown["ok"] = not value
-        elif key in PUBLIC_FIELDS:
-            shown[key] = public_event(value) if isinstance(value, dict) and key in (
-                "previous", "replacement"
-            ) else value  # fmt: skip
+        elif key in NESTED_EVENTS:
+            shown[key] = public_event(value) if isinstance(value, dict) else value
+        elif key in PUBLIC_FIELDS or key.endswith("_ns"):
+            shown[key] = value
     return shown
 
 
@@ -282,6 +348,11 @@ def _text_of(body: bytes) -> str:
         data = json.loads(body or b"{}")
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
         raise _Refused(400, 'body must be JSON: {"text": "..."}') from None
+    except ValueError:  # the only other: a number longer than Python reads
+        raise _Refused(
+            400, f"body holds a number of more than {sys.get_int_max_str_digits()} digits; "
+            'send {"text": "..."}',
+        ) from None  # fmt: skip
     text = data.get("text") if isinstance(data, dict) else None
     if not isinstance(text, str) or not text.strip():
         raise _Refused(400, 'body must be JSON with a non-empty "text"')
@@ -349,13 +420,20 @@ class _Busy(asyncio.Protocol):
 
 
 class _CappedSite(web.BaseSite):
-    """A TCP site that answers 503 past `limit` open connections."""
+    """A TCP site that keeps at most `limit` connections: past it, `make_room(open
+    connections, oldest first)` closes one to let the new one in, or says it cannot, and
+    the new one gets 503."""
 
     def __init__(
-        self, runner: web.AppRunner, host: str, port: int, limit: int, on_busy: Any
+        self,
+        runner: web.AppRunner,
+        host: str,
+        port: int,
+        limit: int,
+        make_room: Callable[[list[web.RequestHandler]], bool],
     ) -> None:
         super().__init__(runner)
-        self.host, self.port, self.limit, self.on_busy = host, port, limit, on_busy
+        self.host, self.port, self.limit, self.make_room = host, port, limit, make_room
 
     @property
     def name(self) -> str:
@@ -367,8 +445,7 @@ class _CappedSite(web.BaseSite):
         assert server is not None
 
         def connect() -> asyncio.BaseProtocol:
-            if len(server.connections) >= self.limit:
-                self.on_busy()
+            if len(server.connections) >= self.limit and not self.make_room(server.connections):
                 return _Busy()
             return server()
 

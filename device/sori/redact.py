@@ -6,7 +6,10 @@
 It strips the userinfo of URLs (`user:pass@`), the values of query parameters and
 `name: value` / `name=value` pairs whose names look secret (token, key, password, secret,
 auth, signature, sig, access_token, api_key, ...), and Bearer/Basic/Digest credentials.
-A name that only says where a secret lives (`token_env`, `api_key_file`) is kept.
+A name that only says where a secret lives (`token_env`, `api_key_file`) is kept, and so
+are the words around a secret: a dotted name is judged by its last part (`api_key.txt: not
+found` names a file), a path's last part is a file (`/etc/passwd: ...`), and a value that
+only says what goes there (`Bearer TOKEN`, `key = value`, `api_key = API_KEY`) is shown.
 It errs towards hiding: an innocent `key=3` in a query loses its value too.
 Standard library only (floor 0), so every floor may call it.
 """
@@ -25,23 +28,38 @@ _WORDS = frozenset(
 """Name segments that mark a secret (compared lowercased, after splitting on _ - . and case)."""
 _PLACES = frozenset({"env", "file", "path", "name"})
 """A last segment that makes the name point at a secret rather than hold one."""
+_PLACEHOLDERS = _WORDS | _PLACES | {"value", "text", "api", "your"}
+"""Words a placeholder is made of (`TOKEN`, `API_KEY`, `value`): the format, not a secret."""
 
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@?#\"'<>]+@")
-_SCHEME = re.compile(r"(?i)\b(Bearer|Basic|Digest)(\s+)(?!\*\*\*)[A-Za-z0-9._~+/=:-]+")
+_SCHEME = re.compile(r"(?i)\b(Bearer|Basic|Digest)(\s+)(?!\*\*\*)([A-Za-z0-9._~+/=:-]+)")
 _NAME = r"[A-Za-z][\w.-]*"
 _QUERY = re.compile(rf"([?&;])({_NAME})=([^&#\s\"'<>\\]*)")
 _PAIR = re.compile(
-    rf"(?<![\w.?&;-])([\"']?)({_NAME})\1(\s*[:=]\s*)([\"']?)"
+    rf"(?<![\w.?&;/\\-])([\"']?)({_NAME})\1(\s*[:=]\s*)([\"']?)"
     r"(?!\*\*\*)(?!(?:Bearer|Basic|Digest)\b)([^\s\"',;&}\\]+)"
 )
 
 
 def is_secret_name(name: str) -> bool:
-    """Whether a parameter or header name looks like it holds a secret."""
-    parts = [p.lower() for p in re.split(r"[_\-.\s]+|(?<=[a-z])(?=[A-Z])", name) if p]
+    """Whether a parameter or header name looks like it holds a secret. A dotted name is
+    judged by its last part: a config key's own name (`edge.api_key`), or a file's
+    extension (`api_key.txt` is a file name, not a secret's)."""
+    parts = _words(name.rpartition(".")[2])
     if not parts or parts[-1] in _PLACES:
         return False
     return any(p in _WORDS for p in parts) or "".join(parts) in _WORDS
+
+
+def _words(name: str) -> list[str]:
+    """The lowercased words of a name: split on _ - . spaces and camelCase."""
+    return [p.lower() for p in re.split(r"[_\-.\s]+|(?<=[a-z])(?=[A-Z])", name) if p]
+
+
+def _is_placeholder(value: str) -> bool:
+    """Whether a value only says what goes there (`TOKEN`, `<api_key>`, `value`)."""
+    words = _words(value.strip("`<>()[]{}"))
+    return bool(words) and all(w in _PLACEHOLDERS for w in words)
 
 
 def redact(text: str) -> str:
@@ -49,7 +67,7 @@ def redact(text: str) -> str:
     if not text:
         return text
     text = _USERINFO.sub(rf"\1{MASK}@", text)
-    text = _SCHEME.sub(rf"\1\2{MASK}", text)
+    text = _SCHEME.sub(_scheme, text)
     text = _QUERY.sub(_query, text)
     return _PAIR.sub(_pair, text)
 
@@ -69,15 +87,22 @@ def redact_data(value: Any) -> Any:
     return value
 
 
+def _scheme(found: re.Match) -> str:
+    scheme, space, value = found.groups()
+    if _is_placeholder(value):
+        return found.group(0)
+    return f"{scheme}{space}{MASK}"
+
+
 def _query(found: re.Match) -> str:
     sep, name, value = found.groups()
-    if not value or not is_secret_name(name):
+    if not value or not is_secret_name(name) or _is_placeholder(value):
         return found.group(0)
     return f"{sep}{name}={MASK}"
 
 
 def _pair(found: re.Match) -> str:
-    quote, name, sep, vquote, _value = found.groups()
-    if not is_secret_name(name):
+    quote, name, sep, vquote, value = found.groups()
+    if not is_secret_name(name) or _is_placeholder(value):
         return found.group(0)
     return f"{quote}{name}{quote}{sep}{vquote}{MASK}"

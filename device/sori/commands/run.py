@@ -82,9 +82,10 @@ def api_access(args: argparse.Namespace, config: Config) -> tuple[str, str | Non
     bind = config.http.bind if args.http is None else ("" if args.http == "off" else args.http)
     if not bind:
         return "", None
-    host, port = split_bind(bind)
+    said = None if args.http is None else f"--http {args.http}"  # messages quote the flag
+    host, port = split_bind(bind, said)
     token = ensure_token(config.http) if is_loopback(host) else load_token(config.http)
-    build_access(config.http, host, port, token)
+    build_access(config.http, host, port, token, said)
     return bind, token
 
 
@@ -120,6 +121,7 @@ async def serve(
             no_wake=getattr(args, "no_wake", False),
         )  # fmt: skip
     )
+    log.info("building")  # packs, voice and handlers load; a stop from now is graceful
     daemon: Daemon | None = None
     api = source = listening = error = None
     try:
@@ -218,8 +220,7 @@ async def _shut_down(
     if daemon is None and not building.done():  # a stop while loading: wait for the build
         await asyncio.wait([building], timeout=left())
         if building.done() and not building.cancelled() and building.exception() is None:
-            daemon = building.result()
-        daemon.start()
+            daemon = building.result()  # closed below, never started: no timer rings now
     unfinished: list[str] = []
     if source is not None:
         source.close()
