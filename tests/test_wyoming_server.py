@@ -8,7 +8,6 @@ import csv
 import socket
 import subprocess
 import sys
-import threading
 import wave
 from pathlib import Path
 
@@ -17,8 +16,7 @@ import pytest
 pytest.importorskip("wyoming")
 
 from wyoming.asr import Transcribe, Transcript  # noqa: E402
-from wyoming.audio import AudioChunk, AudioStart, AudioStop  # noqa: E402
-from wyoming.client import AsyncTcpClient  # noqa: E402
+from wyoming.audio import AudioChunk, AudioStart  # noqa: E402
 from wyoming.error import Error  # noqa: E402
 from wyoming.info import Describe, Info  # noqa: E402
 from wyoming.intent import Intent, NotRecognized, Recognize  # noqa: E402
@@ -26,8 +24,7 @@ from wyoming.ping import Ping, Pong  # noqa: E402
 from wyoming.tts import Synthesize  # noqa: E402
 from wyoming.wake import Detect, Detection, NotDetected  # noqa: E402
 
-from sori.assemble.understanding import home_from_config  # noqa: E402
-from sori.config import EXAMPLE_CONFIG, load_config  # noqa: E402
+from sori.config import EXAMPLE_CONFIG  # noqa: E402
 from sori.errors import ConfigError  # noqa: E402
 from sori.testing import character_errors  # noqa: E402
 from sori.wyoming_server import (  # noqa: E402
@@ -35,131 +32,20 @@ from sori.wyoming_server import (  # noqa: E402
     WyomingServer,
     announce_name,
     check_uri,
-    load_services,
     service_info,
+)
+from wyoming_kit import (  # noqa: E402, F401 (the *_fixture ones)
+    audio_events,
+    config_file_fixture,
+    config_fixture,
+    free_port,
+    server_fixture,
+    services_fixture,
+    talk,
 )
 
 REPO = Path(__file__).resolve().parents[1]
 CLIP = "zeroth_104_003_0193.wav"
-
-
-class LoudnessWake:
-    """A stand-in wake detector of `sori.wake`'s shape, for the wire protocol (the real one
-    is tested in test_wyoming_satellite): in each utterance the voice detector hears, it
-    "hears" its phrase in the first frame louder than -20 dBFS."""
-
-    name = "loudness"
-    phrases = ["소리야"]
-    rearm_s = None
-
-    def open_stream(self, within=False):
-        detector = self
-
-        class Stream:
-            done = False
-
-            def feed(self, pcm: bytes):
-                import numpy as np
-
-                from sori.wake.base import Detection
-
-                x = np.frombuffer(pcm, "<i2").astype(float)
-                if not self.done and np.sqrt(np.mean(x**2)) > 3276:
-                    self.done = True
-                    return [Detection(detector.phrases[0], 0.0, 0.02, 1.0)]
-                return []
-
-            def finish(self):
-                self.done = True
-                return []
-
-            def close(self):
-                self.done = True
-
-        return Stream()
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _serve(services) -> tuple[WyomingServer, asyncio.AbstractEventLoop, threading.Thread]:
-    loop = asyncio.new_event_loop()
-    server = WyomingServer(services, "tcp://127.0.0.1:0")
-    started = threading.Event()
-
-    def run() -> None:
-        asyncio.set_event_loop(loop)
-        loop.run_until_complete(server.start())
-        started.set()
-        loop.run_forever()
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    assert started.wait(10)
-    return server, loop, thread
-
-
-@pytest.fixture(scope="module")
-def config_file(tmp_path_factory) -> Path:
-    """The example config with no start-up warm-up (it only makes the first command fast)."""
-    text = EXAMPLE_CONFIG.read_text(encoding="utf-8")
-    assert "warm_up_s = 6.0" in text
-    path = tmp_path_factory.mktemp("wyoming") / "sori.toml"
-    path.write_text(text.replace("warm_up_s = 6.0", "warm_up_s = 0.0"), encoding="utf-8")
-    return path
-
-
-@pytest.fixture(scope="module")
-def config(config_file):
-    return load_config(str(config_file))
-
-
-@pytest.fixture(scope="module")
-def server(config):
-    services = load_services(config, home_from_config(config.home), detector=LoudnessWake())
-    srv, loop, thread = _serve(services)
-    yield srv
-    asyncio.run_coroutine_threadsafe(srv.close(), loop).result(10)
-    loop.call_soon_threadsafe(loop.stop)
-    thread.join(5)
-
-
-def talk(server: WyomingServer, events: list, until: tuple[str, ...], raw: bytes = b"") -> list:
-    """Send `events` (and `raw` bytes first), read until an event of a type in `until`."""
-
-    async def main() -> list:
-        client = AsyncTcpClient("127.0.0.1", server.port)
-        await client.connect()
-        try:
-            if raw:
-                client._writer.write(raw)
-            for event in events:
-                await client.write_event(event if hasattr(event, "payload") else event.event())
-            got = []
-            while True:
-                event = await asyncio.wait_for(client.read_event(), 30)
-                assert event is not None, f"server closed the connection after {got}"
-                got.append(event)
-                if event.type in until:
-                    return got
-        finally:
-            await client.disconnect()
-
-    return asyncio.run(main())
-
-
-def _audio_events(pcm: bytes, rate: int, width: int, channels: int, chunk: int = 4096) -> list:
-    return [
-        AudioStart(rate=rate, width=width, channels=channels),
-        *(
-            AudioChunk(rate=rate, width=width, channels=channels, audio=pcm[i : i + chunk])
-            for i in range(0, len(pcm), chunk)
-        ),  # fmt: skip
-        AudioStop(),
-    ]
 
 
 def test_describe_lists_korean_asr_tts_intents_and_wake(server):
@@ -180,7 +66,7 @@ def test_transcribe_a_shared_clip(server, shared_dir):
         assert (w.getframerate(), w.getsampwidth(), w.getnchannels()) == (16000, 2, 1)
         pcm = w.readframes(w.getnframes())
     got = talk(
-        server, [Transcribe(language="ko"), *_audio_events(pcm, 16000, 2, 1)], ("transcript",)
+        server, [Transcribe(language="ko"), *audio_events(pcm, 16000, 2, 1)], ("transcript",)
     )
     text = Transcript.from_event(got[-1]).text
     edits, length = character_errors(rows[CLIP]["transcript"], text)
@@ -196,7 +82,7 @@ def test_transcribe_resamples_another_format(server, shared_dir):
         x = np.frombuffer(w.readframes(w.getnframes()), "<i2").astype(np.float32) / 32768
     y = soxr.resample(x[: 16000 * 4], 16000, 44100)  # the first 4 s: "그 바람에 나의 몸도"
     stereo = (np.stack([y, y], axis=1) * (2**31 - 1) * 0.9).astype("<i4").tobytes()
-    got = talk(server, [Transcribe(), *_audio_events(stereo, 44100, 4, 2, 8192)], ("transcript",))
+    got = talk(server, [Transcribe(), *audio_events(stereo, 44100, 4, 2, 8192)], ("transcript",))
     text = Transcript.from_event(got[-1]).text
     edits, length = character_errors("그 바람에 나의 몸도", text[:12])
     assert edits / length <= 0.35, text
@@ -233,14 +119,10 @@ def test_synthesize_returns_audio_in_the_announced_format(server):
 def test_detect_reports_the_phrase_or_not_detected(server, shared_dir):
     with wave.open(str(shared_dir / "audio" / "ko-read" / CLIP)) as w:
         loud = w.readframes(3 * 16000)  # speech, with peaks over -20 dBFS
-    got = talk(
-        server, [Detect(names=["소리야"]), *_audio_events(loud, 16000, 2, 1)], ("detection",)
-    )
+    got = talk(server, [Detect(names=["소리야"]), *audio_events(loud, 16000, 2, 1)], ("detection",))
     assert Detection.from_event(got[-1]).name == "소리야"
     quiet = bytes(6400)
-    got = talk(
-        server, [Detect(), *_audio_events(quiet, 16000, 2, 1)], ("detection", "not-detected")
-    )
+    got = talk(server, [Detect(), *audio_events(quiet, 16000, 2, 1)], ("detection", "not-detected"))
     assert NotDetected.is_type(got[-1].type)
 
 
@@ -294,7 +176,7 @@ def test_sori_wyoming_command_serves_and_stops_on_sigterm(config_file):
     import signal
     import time
 
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "PYTHONPATH": str(REPO / "device")}
     proc = subprocess.Popen(
         [sys.executable, "-m", "sori", "wyoming", "--config", str(config_file),
@@ -337,7 +219,7 @@ def test_sori_run_serves_wyoming_beside_the_http_api(tmp_path):
 
     from daemon_kit import HOME_TOML
 
-    port = _free_port()
+    port = free_port()
     config = tmp_path / "sori.toml"
     config.write_text(
         HOME_TOML.replace('handler = "mqtt"', 'handler = "dry_run"')

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import socket
 from typing import Any
@@ -16,19 +17,33 @@ SERVICE_TYPE = "_wyoming._tcp.local."
 """The zeroconf service type Home Assistant browses for Wyoming servers."""
 
 
-def service_info(name: str, host: str, port: int) -> Any:
-    """The `_wyoming._tcp` record Home Assistant discovers: `name`, at `host`'s address
-    (the address the LAN reaches this machine at when `host` is 0.0.0.0) and `port`."""
+def service_info(name: str, address: str, port: int) -> Any:
+    """The `_wyoming._tcp` record Home Assistant discovers: `name`, at `address` (IPv4 or
+    IPv6, as `announced_address` gives it) and `port`."""
     from zeroconf.asyncio import AsyncServiceInfo
 
-    address = lan_address() if host in ("0.0.0.0", "", "::") else socket.gethostbyname(host)
     return AsyncServiceInfo(
         SERVICE_TYPE,
         f"{name}.{SERVICE_TYPE}",
-        addresses=[socket.inet_aton(address)],
+        addresses=[ipaddress.ip_address(address).packed],
         port=port,
         properties={"version": __version__},
     )
+
+
+def announced_address(host: str) -> str | None:
+    """The address to announce for a server bound to `host`: the address the LAN reaches
+    this machine at when `host` is every interface (0.0.0.0, ::), else `host`'s own. None
+    when it is a loopback address (127.0.0.0/8, ::1, localhost): only this machine reaches
+    such a server, so announcing it on the LAN would only send multicast for nothing."""
+    if host in ("0.0.0.0", "", "::"):
+        address = lan_address()
+    else:
+        try:
+            address = str(ipaddress.ip_address(host))
+        except ValueError:  # a name: the address it resolves to
+            address = socket.gethostbyname(host)
+    return None if ipaddress.ip_address(address).is_loopback else address
 
 
 def lan_address() -> str:

@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from sori.errors import AudioError
 from sori.wyoming_server.services import Services, describe
-from sori.wyoming_server.wire import AudioIn, BadEvent, read_event
+from sori.wyoming_server.wire import (
+    DEFAULT_LIMITS,
+    AudioIn,
+    BadEvent,
+    Hangup,
+    Limits,
+    check_fields,
+    read_event,
+)
 
 log = logging.getLogger(__name__)
 
@@ -30,55 +39,102 @@ def _json_value(value: Any) -> Any:
     return str(value)
 
 
+AUDIO_STREAM = ("audio-start", "audio-chunk", "audio-stop")
+"""The events of one audio stream: after one is refused, the rest go unanswered."""
+
+
 class SoriHandler:
     """One client connection: events in, answers out, until the client leaves. An event
-    that cannot be read or served gets an `error` event; the connection carries on."""
+    that cannot be read or served gets an `error` event; the connection carries on. A
+    connection that cannot (silent too long, an event that never comes whole) is told
+    why and closed."""
 
     def __init__(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, services: Services
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        services: Services,
+        limits: Limits = DEFAULT_LIMITS,
     ) -> None:
         self.reader = reader
         self.writer = writer
         self.services = services
+        self.limits = limits
         self.mode = ""
         """What the current audio is for: "transcribe", "detect" or "" (none asked)."""
         self.audio: AudioIn | None = None
         self.stream: Any = None
         self.heard: list[str] = []
+        self.refused = False
+        """The current audio stream was refused and its error sent: its other chunks and
+        its stop are dropped unanswered (one error, not one per chunk)."""
 
     async def run(self) -> None:
         try:
             while True:
                 try:
-                    event = await read_event(self.reader)
+                    event = await read_event(
+                        self.reader, self._idle_timeout_s(), self.limits.event_timeout_s
+                    )
                 except BadEvent as exc:
                     await self.error(str(exc), "bad-event")
                     continue
                 if event is None:
                     break
-                try:
-                    await self.handle(event)
-                except (BadEvent, AudioError, KeyError, TypeError, ValueError) as exc:
-                    self._reset()
-                    what = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
-                    await self.error(f"{event.type}: {what}", "bad-event")
-                except (ConnectionError, asyncio.IncompleteReadError):
-                    raise
-                except Exception as exc:  # a failure serving one request, not the server
-                    log.exception("wyoming: %s failed", event.type)
-                    self._reset()
-                    await self.error(f"{event.type} failed: {exc}", "failed")
-        except (ConnectionError, asyncio.IncompleteReadError) as exc:
+                if not self._dropped(event):
+                    await self._serve(event)
+        except Hangup as exc:
+            with contextlib.suppress(ConnectionError):
+                await self.error(str(exc), exc.code)
+        except ConnectionError as exc:
             log.info("wyoming: client left: %s", exc)
         finally:
             if self.services.satellite is not None:
                 self.services.satellite.pause(self)
             self.writer.close()
 
+    async def _serve(self, event: Any) -> None:
+        """One event served; one that cannot be gets an error event."""
+        try:
+            check_fields(event)
+            await self.handle(event)
+        except (BadEvent, AudioError, TypeError, ValueError) as exc:
+            self._reset(refused=event.type in AUDIO_STREAM)
+            await self.error(f"{event.type}: {exc}", "bad-event")
+        except ConnectionError:
+            raise
+        except Exception as exc:  # a failure serving one request, not the server
+            log.exception("wyoming: %s failed", event.type)
+            self._reset()
+            await self.error(f"{event.type} failed: {exc}", "failed")
+
+    def _idle_timeout_s(self) -> float | None:
+        """No limit for the satellite's connection: Home Assistant holds it open for as
+        long as the satellite runs (and pings it)."""
+        link = self.services.satellite
+        return None if link is not None and link.peer is self else self.limits.idle_timeout_s
+
+    def _dropped(self, event: Any) -> bool:
+        """Whether `event` is the rest of a refused audio stream, dropped unanswered."""
+        if not self.refused or event.type not in AUDIO_STREAM[1:]:
+            return False
+        self.refused = event.type != "audio-stop"
+        return True
+
     async def write(self, eventable: Any) -> None:
+        """Send one event; a client that reads none of it for idle_timeout_s is dropped
+        (ConnectionError), so it cannot hold its connection open by not reading."""
         from wyoming.event import async_write_event
 
-        await async_write_event(eventable.event(), self.writer)
+        try:
+            await asyncio.wait_for(
+                async_write_event(eventable.event(), self.writer), self.limits.idle_timeout_s
+            )
+        except TimeoutError:
+            self.writer.transport.abort()  # what is still buffered will never be read
+            raise ConnectionError(
+                f"the client read no answer for {self.limits.idle_timeout_s:g} s"
+            ) from None
 
     async def error(self, text: str, code: str) -> None:
         from wyoming.error import Error
@@ -112,9 +168,12 @@ class SoriHandler:
             self.mode = "detect"
         elif AudioStart.is_type(event.type):
             start = AudioStart.from_event(event)
+            self.refused = False  # a new stream
             self.mode = self.mode or "transcribe"  # audio alone is a transcription
             endless = self.mode == "detect"  # a satellite listens for as long as it runs
-            self.audio = AudioIn(start.rate, start.width, start.channels, endless)
+            self.audio = AudioIn(
+                start.rate, start.width, start.channels, endless, self.limits.max_audio_bytes
+            )
             await self._open()
         elif AudioChunk.is_type(event.type):
             if self.audio is None:
@@ -207,8 +266,9 @@ class SoriHandler:
         log.info("wyoming: transcribed %r", final.text)
         await self.write(Transcript(text=final.text, language=self.services.language))
 
-    def _reset(self) -> None:
+    def _reset(self, refused: bool = False) -> None:
         self.mode, self.audio, self.stream = "", None, None
+        self.refused = refused
 
     def recognize(self, text: str) -> Any:
         """`intent` with the Home Assistant intent name and slots as entities, or

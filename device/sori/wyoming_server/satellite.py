@@ -29,6 +29,7 @@ from typing import Any
 from sori.audio.format import RATE_HZ, AudioFrame
 from sori.config import Config
 from sori.events import Event, IntentNotRecognized, SpeechStarted, SpeechStopped, WakeDetected
+from sori.wyoming_server.wire import check_format
 
 log = logging.getLogger(__name__)
 
@@ -141,6 +142,7 @@ class SatelliteLink:
             log.info("satellite: Home Assistant answers %r", self._reply_text)
         elif AudioStart.is_type(event.type):
             start = AudioStart.from_event(event)
+            check_format(start.rate, start.width, start.channels)
             _check_format(start.width, start.channels)
             self._reply, self._reply_rate = bytearray(), start.rate
         elif AudioChunk.is_type(event.type):

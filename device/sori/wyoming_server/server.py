@@ -4,6 +4,7 @@ the assistant with [wyoming] enabled."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import sys
 from typing import Any
@@ -13,9 +14,10 @@ from sori.config import Config
 from sori.errors import ConfigError, DependencyError
 from sori.home import Home
 from sori.tts.base import Voice
-from sori.wyoming_server.announce import Announcer, announce_name, service_info
+from sori.wyoming_server.announce import Announcer, announce_name, announced_address, service_info
 from sori.wyoming_server.handler import SoriHandler
 from sori.wyoming_server.services import Services, load_services, require_wyoming
+from sori.wyoming_server.wire import DEFAULT_LIMITS, MAX_HEADER_BYTES, Limits, MiB
 
 log = logging.getLogger(__name__)
 
@@ -38,14 +40,30 @@ def check_uri(uri: str) -> str:
     )
 
 
-class WyomingServer:
-    """Sori's services on a Wyoming address, announced with zeroconf when asked."""
+def config_limits(config: Config) -> Limits:
+    """The limits [wyoming] sets on each client."""
+    w = config.wyoming
+    return Limits(
+        max_connections=w.max_connections,
+        idle_timeout_s=w.idle_timeout_s,
+        max_audio_bytes=int(w.max_audio_mb * MiB),
+    )
 
-    def __init__(self, services: Services, uri: str, announce_as: str = "") -> None:
+
+class WyomingServer:
+    """Sori's services on a Wyoming address, announced with zeroconf when asked and
+    reachable from beyond this machine."""
+
+    def __init__(
+        self, services: Services, uri: str, announce_as: str = "", limits: Limits = DEFAULT_LIMITS
+    ) -> None:
         self.services = services
         self.uri = check_uri(uri)
         self.announce_as = announce_as
         """The zeroconf instance name; empty: not announced."""
+        self.limits = limits
+        self._refusing = False
+        """Connections are being refused (logged once, until one closes)."""
         self._server: asyncio.AbstractServer | None = None
         self._announcer: Announcer | None = None
         self._connections: dict[asyncio.Task, asyncio.StreamReader] = {}
@@ -54,18 +72,31 @@ class WyomingServer:
     async def start(self) -> None:
         parsed = urlparse(self.uri)
         if parsed.scheme == "tcp":
-            self._server = await asyncio.start_server(self._client, parsed.hostname, parsed.port)
+            self._server = await asyncio.start_server(
+                self._client, parsed.hostname, parsed.port, limit=MAX_HEADER_BYTES
+            )
         else:
-            self._server = await asyncio.start_unix_server(self._client, parsed.path)
+            self._server = await asyncio.start_unix_server(
+                self._client, parsed.path, limit=MAX_HEADER_BYTES
+            )
         log.info("wyoming: serving on %s", self.uri)
         if self.announce_as and parsed.scheme == "tcp":
             await self._announce(parsed.hostname)
 
     async def _announce(self, host: str) -> None:
         """Register with zeroconf; without it the server still serves (Home Assistant can
-        be given the address by hand), so a failure is a warning."""
+        be given the address by hand), so a failure is a warning. A server only this
+        machine reaches is not announced: the LAN could not use it."""
         try:
-            announcer = Announcer(service_info(self.announce_as, host, self.port))
+            address = announced_address(host)
+            if address is None:
+                log.info(
+                    "wyoming: not announced with zeroconf: %s is reachable from this machine "
+                    "only (serve on tcp://0.0.0.0:PORT for the LAN)",
+                    self.uri,
+                )
+                return
+            announcer = Announcer(service_info(self.announce_as, address, self.port))
             await announcer.start()
         except (OSError, DependencyError) as exc:
             log.warning(
@@ -85,12 +116,35 @@ class WyomingServer:
         return self._server.sockets[0].getsockname()[1]
 
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if len(self._connections) >= self.limits.max_connections:
+            await self._refuse(writer)
+            return
         task = asyncio.current_task()
         self._connections[task] = reader
         try:
-            await SoriHandler(reader, writer, self.services).run()
+            await SoriHandler(reader, writer, self.services, self.limits).run()
         finally:
             self._connections.pop(task, None)
+            self._refusing = False
+
+    async def _refuse(self, writer: asyncio.StreamWriter) -> None:
+        """A connection past max_connections: told the server is busy, then closed. Logged
+        once until a connection closes, so a client retrying in a loop floods no log."""
+        from wyoming.error import Error
+        from wyoming.event import async_write_event
+
+        count = len(self._connections)
+        if not self._refusing:
+            log.warning(
+                "wyoming: %d connections open, as many as [wyoming] max_connections allows; "
+                "refusing more until one closes",
+                count,
+            )
+            self._refusing = True
+        text = f"busy: {count} connections open, the most served at once; try again later"
+        with contextlib.suppress(ConnectionError, TimeoutError):
+            await asyncio.wait_for(async_write_event(Error(text, "busy").event(), writer), 1)
+        writer.close()
 
     async def close(self) -> None:
         if self._announcer is not None:
@@ -114,7 +168,7 @@ def serve(config: Config, home: Home, uri: str, zeroconf: bool | None = None) ->
     check_uri(uri)  # a bad address is refused before any model loads
     require_wyoming()
     services = load_services(config, home)
-    server = WyomingServer(services, uri, announce_name(config, zeroconf))
+    server = WyomingServer(services, uri, announce_name(config, zeroconf), config_limits(config))
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
@@ -163,7 +217,9 @@ async def serve_beside(
     own = second_recognizer(recognizer) if recognizer is not None else None
     services = await asyncio.to_thread(load_services, config, home, understanding, voice, None, own)
     services.satellite = satellite
-    server = WyomingServer(services, config.wyoming.uri, announce_name(config))
+    server = WyomingServer(
+        services, config.wyoming.uri, announce_name(config), config_limits(config)
+    )
     try:
         await server.start()
     except OSError as exc:
