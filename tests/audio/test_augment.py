@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -9,6 +12,7 @@ from sori.audio.augment import (
     NOISE_KINDS,
     at_dbfs,
     babble,
+    change_speed,
     gain_db,
     make_noise,
     mix_at_snr,
@@ -71,3 +75,33 @@ def test_levels_gain_babble_and_pcm():
         make_noise("purple", SECOND, rng)
     pcm = to_pcm16(np.array([40000.0, -40000.0, 1.4]))
     assert np.frombuffer(pcm, "<i2").tolist() == [32767, -32768, 1]
+
+
+def test_a_speed_that_is_nan_or_out_of_range_is_refused_before_resampling():
+    """In a child with a short timeout: nan once sent the resampler into an endless loop."""
+    script = (
+        "import numpy as np\n"
+        "from sori.audio.augment import change_speed\n"
+        "for factor in (float('nan'), float('inf'), 0.0, -1.0, 1e-300, 1e300, True):\n"
+        "    try:\n"
+        "        change_speed(np.zeros(1600, np.float32), factor)\n"
+        "    except ValueError as exc:\n"
+        "        print(exc)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=30
+    )
+    assert done.stdout.splitlines() == [
+        "speed must be between 0.1 and 10.0, got nan",
+        "speed must be between 0.1 and 10.0, got inf",
+        "speed must be between 0.1 and 10.0, got 0.0",
+        "speed must be between 0.1 and 10.0, got -1.0",
+        "speed must be between 0.1 and 10.0, got 1e-300",
+        "speed must be between 0.1 and 10.0, got 1e+300",
+        "speed must be a number, got a boolean",
+    ], done.stderr
+
+
+def test_speed_changes_the_length_by_the_factor():
+    faster = change_speed(np.zeros(SECOND, np.float32), 1.25)
+    assert len(faster) == pytest.approx(SECOND / 1.25, abs=2)

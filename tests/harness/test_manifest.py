@@ -51,13 +51,13 @@ def test_the_example_manifest_loads_with_its_augmentations_expanded(shared_dir):
         ),
         (
             "fixtures:\n  - audio: CLIP\n    expect: [{intent: HassTurnOn}, {max_cer: 2}]\n",
-            "fixtures[0].expect[1].max_cer: must be 0 to 1, got 2",
+            "fixtures[0].expect[1].max_cer: must be between 0 and 1, got 2.0",
         ),
         ("fixtures:\n  - audio: CLIP\n", "fixtures[0].expect: missing"),
         (
             "fixtures:\n  - audio: CLIP\n    expect: {no_action: true}\n"
             "augment:\n  - {noise: purple, snr_db: 10}\n",
-            "augment[0].noise: must be one of",
+            "augment[0].noise: must be white, pink, brown, hum or babble, got 'purple'",
         ),
         (
             "fixtures:\n  - audio: CLIP\n    expect: {no_action: true}\n"

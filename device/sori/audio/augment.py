@@ -20,6 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from sori.audio.format import RATE_HZ
+from sori.config.schema import NumberError, limits, read_number
 
 NOISE_KINDS = ("white", "pink", "brown", "hum")
 """Noises made from nothing; babble needs voices (`babble`)."""
@@ -115,11 +116,18 @@ def gain_db(signal: np.ndarray, db: float) -> np.ndarray:
     return (np.asarray(signal, dtype=np.float64) * 10 ** (db / 20)).astype(np.float32)
 
 
+SPEEDS = limits(0.1, 10.0)
+"""Speed factors `change_speed` takes: its output is 1/factor as long, so a tiny factor
+asks for unbounded memory, and nan sends the resampler into an endless loop."""
+
+
 def change_speed(signal: np.ndarray, factor: float) -> np.ndarray:
     """`signal` played `factor` times faster, like tape: shorter by `factor` and higher in
     pitch (a talker in a hurry, or a recording made at a slightly different clock)."""
-    if factor <= 0:
-        raise ValueError(f"speed must be above 0, got {factor}")
+    try:
+        factor = read_number(factor, SPEEDS)
+    except NumberError as exc:
+        raise ValueError(f"speed {exc}") from None
     import soxr  # the audio extra; resampling is the whole of a speed change
 
     x = np.asarray(signal, dtype=np.float32)

@@ -13,7 +13,10 @@ fixture and field it sits in, before any model loads.
       - {reverb: room}
     tolerances: {accuracy_drop: 0.0, p95_commit_ms_rise: 50}
 
-Paths are relative to the manifest, or absolute.
+Paths are relative to the manifest, or absolute. Every number goes through the config's
+own check (`sori.config.schema.read_number`: finite, in range). The YAML is read with
+limits (`sori.harness.bounded_yaml`): no aliases (`*name`), which a manifest never needs
+since `defaults` carries what fixtures share, bounded nesting and a bounded size.
 """
 
 from __future__ import annotations
@@ -27,7 +30,9 @@ from typing import Any
 import yaml
 
 from sori.audio.augment import NOISE_KINDS, ROOMS_RT60_S
+from sori.config.schema import NumberError, allowed, dotted, limits, read_number, shown
 from sori.errors import SoriError
+from sori.harness.bounded_yaml import one_line, read_bounded
 
 NOISES = (*NOISE_KINDS, "babble")
 TIERS = ("preset", "local", "edge", "none")
@@ -38,6 +43,22 @@ DEFAULT_MAX_CER = 0.3
 """Character error rate a transcript may have by default (spaces not counted)."""
 DEFAULT_GAP_S = 1.5
 """Silence between the clips of a fixture made of several, in seconds."""
+MAX_BYTES = 1 << 20
+"""Largest manifest read, in bytes (5,000 fixtures take about 500 KB)."""
+MAX_VALUES = 50_000
+"""Most values (keys, scalars, lists, mappings) a manifest may hold; 5,000 fixtures hold
+about 40,000, which PyYAML reads in under 2 s and 100 MB."""
+MAX_DEPTH = 16
+"""Deepest nesting of mappings and lists; a manifest needs 6."""
+
+_SHARE = limits(0, 1)
+"""A share or a rate: character error rate, accuracy drop."""
+_COMMIT_MS = limits(0)
+_GAP_S = limits(0, 30)
+_GAIN_DB = limits(-60, 40)
+_SPEED = limits(0.5, 2.0)
+"""Playback speed factors; the resampler's work and output grow as the factor shrinks."""
+_SNR_DB = limits(-20, 80)
 
 _DEFAULT_KEYS = {"home", "config", "max_commit_ms", "max_cer", "gap_s"}
 _FIXTURE_KEYS = {"audio", "expect", "name"}
@@ -139,11 +160,22 @@ def load_manifest(path: str | Path) -> Manifest:
     """Read and check a manifest; ManifestError names the fixture and field at fault."""
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        with path.open("rb") as file:
+            raw = file.read(MAX_BYTES + 1)
     except FileNotFoundError:
         raise ManifestError(f"{path}: no such manifest") from None
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise ManifestError(f"{path}: not a readable YAML manifest ({exc})") from None
+    except OSError as exc:
+        raise ManifestError(f"{path}: cannot read ({exc.strerror})") from None
+    if len(raw) > MAX_BYTES:
+        raise ManifestError(
+            f"{path}: larger than {MAX_BYTES >> 20} MiB; a manifest lists fixtures, "
+            "not their audio: split it in several"
+        )
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ManifestError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    data = read_yaml(text, path)
     where = _Where(path)
     if not isinstance(data, dict):
         raise where.error("", "must be a mapping with 'fixtures' (and 'defaults', 'augment')")
@@ -155,12 +187,12 @@ def load_manifest(path: str | Path) -> Manifest:
     home = where.file(defaults["home"], "defaults.home") if "home" in defaults else None
     config = where.file(defaults["config"], "defaults.config") if "config" in defaults else None
     base = Expectation(
-        max_cer=where.number(defaults.get("max_cer", DEFAULT_MAX_CER), "defaults.max_cer", 0, 1),
-        max_commit_ms=where.number(defaults["max_commit_ms"], "defaults.max_commit_ms", 0)
+        max_cer=where.number(defaults.get("max_cer", DEFAULT_MAX_CER), "defaults.max_cer", _SHARE),
+        max_commit_ms=where.number(defaults["max_commit_ms"], "defaults.max_commit_ms", _COMMIT_MS)
         if "max_commit_ms" in defaults
         else None,
     )
-    gap_s = where.number(defaults.get("gap_s", DEFAULT_GAP_S), "defaults.gap_s", 0, 30)
+    gap_s = where.number(defaults.get("gap_s", DEFAULT_GAP_S), "defaults.gap_s", _GAP_S)
     fixtures = data.get("fixtures")
     if not isinstance(fixtures, list) or not fixtures:
         raise where.error("fixtures", "must be a non-empty list of {audio, expect}")
@@ -189,6 +221,16 @@ def check_intents(manifest: Manifest, known: Iterable[str]) -> None:
                 )
 
 
+def read_yaml(text: str, path: Path) -> Any:
+    """The YAML text of the manifest at `path` as Python values, by `yaml.safe_load`'s
+    rules but without aliases, nesting past MAX_DEPTH or more than MAX_VALUES values; a
+    ManifestError naming the line at fault otherwise."""
+    try:
+        return read_bounded(text, MAX_DEPTH, MAX_VALUES)
+    except yaml.YAMLError as exc:
+        raise ManifestError(f"{path}: {one_line(exc, text)}") from None
+
+
 class _Where:
     """Checks fields of one manifest file, raising errors that say where."""
 
@@ -199,33 +241,39 @@ class _Where:
         at = f"{self.path}: {field_name}: " if field_name else f"{self.path}: "
         return ManifestError(at + message)
 
-    def unknown(self, data: dict, allowed: set[str], at: str) -> None:
+    def unknown(self, data: dict, known: set[str], at: str) -> None:
         for key in data:
-            if key not in allowed:
-                name = f"{at}.{key}" if at else str(key)
+            if key not in known:
                 raise self.error(
-                    name, f"unknown field; expected one of {', '.join(sorted(allowed))}"
+                    dotted(at, key), f"unknown field; expected one of {', '.join(sorted(known))}"
                 )
 
     def file(self, value: Any, at: str) -> Path:
         if not isinstance(value, str) or not value:
             raise self.error(at, "must be a file path (text)")
         resolved = Path(value) if Path(value).is_absolute() else self.path.parent / value
-        if not resolved.is_file():
+        try:
+            found = resolved.is_file()
+        except OSError as exc:  # a name too long, a loop of links
+            raise self.error(at, f"cannot use {shown(value)} ({exc.strerror})") from None
+        if not found:
             raise self.error(
                 at, f"no such file {str(resolved)!r} (paths are relative to the manifest)"
             )
         return resolved
 
-    def number(
-        self, value: Any, at: str, low: float | None = None, high: float | None = None
-    ) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.error(at, f"must be a number, got {value!r}")
-        if (low is not None and value < low) or (high is not None and value > high):
-            span = f"{low if low is not None else '-inf'} to {high if high is not None else 'inf'}"
-            raise self.error(at, f"must be {span}, got {value}")
-        return float(value)
+    def number(self, value: Any, at: str, meta: dict[str, Any]) -> float:
+        try:
+            return read_number(value, meta)
+        except NumberError as exc:
+            raise self.error(at, str(exc)) from None
+
+    def choice(self, value: Any, options: Iterable[str], at: str) -> Any:
+        """`value` when it is None or one of `options`; an error naming them otherwise."""
+        options = tuple(options)
+        if value is None or (isinstance(value, str) and value in options):
+            return value
+        raise self.error(at, f"must be {allowed(limits(choices=options))}, got {shown(value)}")
 
     def fixture(self, i: int, data: Any, base: Expectation, gap_s: float) -> Fixture:
         at = f"fixtures[{i}]"
@@ -254,7 +302,10 @@ class _Where:
             )
         else:
             expect = (self.expectation(raw, f"{at}.expect", base),)
-        name = data.get("name") or "+".join(p.stem for p in audio)
+        name = data.get("name")
+        if name is not None and (isinstance(name, bool) or not isinstance(name, str | int | float)):
+            raise self.error(f"{at}.name", f"must be text, got {shown(name)}")
+        name = name or "+".join(p.stem for p in audio)
         return Fixture(i, str(name), audio, expect, isinstance(raw, list), gap_s)
 
     def expectation(self, data: Any, at: str, base: Expectation) -> Expectation:
@@ -271,7 +322,7 @@ class _Where:
             raise self.error(f"{at}.slots", "must be a mapping of slot name to value")
         for name, value in slots.items():
             if isinstance(value, dict | list) or value is None:
-                raise self.error(f"{at}.slots.{name}", "must be text or a number")
+                raise self.error(dotted(f"{at}.slots", name), "must be text or a number")
         if slots and intent is None:
             raise self.error(f"{at}.slots", "slots need an intent beside them")
         transcript = data.get("transcript")
@@ -282,21 +333,18 @@ class _Where:
             raise self.error(f"{at}.no_action", "must be true or false")
         if no_action and intent is not None:
             raise self.error(f"{at}.no_action", "contradicts 'intent'; give one or the other")
-        tier = data.get("tier")
-        if tier is not None and tier not in TIERS:
-            raise self.error(f"{at}.tier", f"must be one of {', '.join(TIERS)}, got {tier!r}")
         return Expectation(
             intent=intent,
             slots=dict(slots),
             transcript=transcript,
-            max_cer=self.number(data["max_cer"], f"{at}.max_cer", 0, 1)
+            max_cer=self.number(data["max_cer"], f"{at}.max_cer", _SHARE)
             if "max_cer" in data
             else base.max_cer,
             no_action=no_action,
-            max_commit_ms=self.number(data["max_commit_ms"], f"{at}.max_commit_ms", 0)
+            max_commit_ms=self.number(data["max_commit_ms"], f"{at}.max_commit_ms", _COMMIT_MS)
             if "max_commit_ms" in data
             else base.max_commit_ms,
-            tier=tier,
+            tier=self.choice(data.get("tier"), TIERS, f"{at}.tier"),
         )
 
     def augmentations(self, data: Any) -> list[Augmentation]:
@@ -308,38 +356,31 @@ class _Where:
             if not isinstance(entry, dict) or not entry:
                 raise self.error(at, "must be a mapping such as {noise: white, snr_db: 10}")
             self.unknown(entry, _AUGMENT_KEYS, at)
-            noise = entry.get("noise")
-            if noise is not None and noise not in NOISES:
-                raise self.error(
-                    f"{at}.noise", f"must be one of {', '.join(NOISES)}, got {noise!r}"
-                )
+            noise = self.choice(entry.get("noise"), NOISES, f"{at}.noise")
             if (noise is None) != ("snr_db" not in entry):
                 raise self.error(at, "'noise' and 'snr_db' go together")
             snrs = entry.get("snr_db")
             snrs = snrs if isinstance(snrs, list) else [snrs]
             if not snrs:
                 raise self.error(f"{at}.snr_db", "an empty list; give one SNR or more")
-            reverb = entry.get("reverb")
-            if reverb is not None and reverb not in ROOMS_RT60_S:
-                raise self.error(
-                    f"{at}.reverb", f"must be one of {', '.join(ROOMS_RT60_S)}, got {reverb!r}"
-                )
-            gain = self.number(entry.get("gain_db", 0.0), f"{at}.gain_db", -60, 40)
-            speed = self.number(entry.get("speed", 1.0), f"{at}.speed", 0.5, 2.0)
+            reverb = self.choice(entry.get("reverb"), ROOMS_RT60_S, f"{at}.reverb")
+            gain = self.number(entry.get("gain_db", 0.0), f"{at}.gain_db", _GAIN_DB)
+            speed = self.number(entry.get("speed", 1.0), f"{at}.speed", _SPEED)
             for k, snr in enumerate(snrs):
                 value = None
                 if noise is not None:
                     where = f"{at}.snr_db" + (f"[{k}]" if isinstance(entry["snr_db"], list) else "")
-                    value = self.number(snr, where, -20, 80)
+                    value = self.number(snr, where, _SNR_DB)
                 out.append(
                     Augmentation(
                         _name(noise, value, gain, speed, reverb), noise, value, gain, speed, reverb
                     )
                 )
-        names = [CLEAN.name, *(a.name for a in out)]  # the clean original always runs
-        for name in names:
-            if names.count(name) > 1:
-                raise self.error("augment", f"{name!r} is listed twice")
+        seen = {CLEAN.name}  # the clean original always runs
+        for augmentation in out:
+            if augmentation.name in seen:
+                raise self.error("augment", f"{augmentation.name!r} is listed twice")
+            seen.add(augmentation.name)
         return out
 
     def tolerances(self, data: Any) -> Tolerances:
@@ -349,12 +390,12 @@ class _Where:
         base = Tolerances()
         return Tolerances(
             accuracy_drop=self.number(
-                data.get("accuracy_drop", base.accuracy_drop), "tolerances.accuracy_drop", 0, 1
+                data.get("accuracy_drop", base.accuracy_drop), "tolerances.accuracy_drop", _SHARE
             ),
             p95_commit_ms_rise=self.number(
                 data.get("p95_commit_ms_rise", base.p95_commit_ms_rise),
                 "tolerances.p95_commit_ms_rise",
-                0,
+                _COMMIT_MS,
             ),
         )
 

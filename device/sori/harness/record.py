@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from sori.audio.format import RATE_HZ, write_wav
-from sori.harness.manifest import ManifestError, load_manifest
+from sori.harness.manifest import ManifestError, load_manifest, read_yaml
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ def append_fixture(
     if wav.exists():
         raise ManifestError(f"{wav} exists; choose another --label")
     before = manifest_path.read_text(encoding="utf-8") if manifest_path.exists() else None
-    data = yaml.safe_load(before) if before else {}
+    data = read_yaml(before, manifest_path) if before else {}
     if not isinstance(data, dict):
         raise ManifestError(f"{manifest_path}: not a manifest (a mapping with 'fixtures')")
     fixtures = data.setdefault("fixtures", [])
