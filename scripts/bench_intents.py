@@ -9,6 +9,11 @@ non-commands, mixed = both), per-utterance matching time p50/p95/p99 and the p95
 sori/hassil; start-up time (load and compile every pack); and how many sentences each
 gets right (the test's intent for a command, no match for a non-command).
 
+Spontaneous speech (issue 27): the sentences of tests/intents/spontaneous_ko.tsv, for the
+example home, right by family with the miss-path normaliser and without it (the same
+presets, `spontaneous` off: the before of the same run), and sori's p95 on hits and on
+misses of the mixed set, with and without it.
+
     .venv/bin/python scripts/bench_intents.py [--rounds 5] [--clock wall|cpu] [--json]
         [--shared DIR]
 """
@@ -26,6 +31,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 NEGATIVES = ROOT / "tests" / "intents" / "negatives_ko.txt"
+SPONTANEOUS = ROOT / "tests" / "intents" / "spontaneous_ko.tsv"
+EXAMPLE = ROOT / "device" / "sori.example.toml"
 
 
 def percentiles(samples_ms: list[float]) -> dict[str, float]:
@@ -67,6 +74,73 @@ def time_calls(match, sentences: list[str], rounds: int, clock=time.perf_counter
             if round_number == 0:
                 results.append(result)
     return samples, results
+
+
+def spontaneous_rows() -> list[list[str]]:
+    """(sentence, intent or "none", family, target word) rows of spontaneous_ko.tsv."""
+    lines = SPONTANEOUS.read_text(encoding="utf-8").splitlines()
+    rows = [line.split("\t") for line in lines if line.strip() and not line.startswith("#")]
+    return [row + [""] * (4 - len(row)) for row in rows[1:]]
+
+
+def right(found, intent: str, target: str) -> bool:
+    """Whether a match is what a spontaneous_ko.tsv row expects."""
+    if intent == "none":
+        return found is None
+    return (
+        found is not None
+        and found.intent == intent
+        and (not target or any(target in str(v) for v in found.slots.values()))
+    )
+
+
+def spontaneous_report(rounds: int, clock) -> dict:
+    """Right by family, and timings, on the spontaneous set, normaliser on and off."""
+    from sori.assemble.understanding import home_from_config
+    from sori.config import load_config
+    from sori.intents import load_presets
+
+    presets = load_presets("ko", home_from_config(load_config(str(EXAMPLE)).home))
+    rows = spontaneous_rows()
+    report: dict = {"sentences": len(rows), "families": {}}
+    for label, on in (("before", False), ("after", True)):
+        presets.spontaneous = on
+        samples, results = time_calls(presets.match, [r[0] for r in rows], rounds, clock)
+        report[label] = percentiles(samples)
+        for (_, intent, family, target), found in zip(rows, results, strict=True):
+            cell = report["families"].setdefault(family, {"n": 0, "before": 0, "after": 0})
+            cell["n"] += label == "before"
+            cell[label] += right(found, intent, target)
+    presets.spontaneous = True
+    return report
+
+
+def hits_and_misses(presets, sentences: list[str], rounds: int, clock) -> dict:
+    """sori's timings on the sentences it matches and on those it does not, with the
+    miss-path normaliser off (before) and on (after). The two are timed in turns, each
+    sentence off then on, so that a busy machine slows both alike."""
+    samples: dict[bool, list[tuple[int, float]]] = {False: [], True: []}
+    found: dict[bool, list] = {False: [], True: []}
+    for round_number in range(rounds):
+        for i, sentence in enumerate(sentences):
+            for on in (False, True):
+                presets.spontaneous = on
+                started = clock()
+                result = presets.match(sentence)
+                samples[on].append((i, (clock() - started) / 1e6))
+                if round_number == 0:
+                    found[on].append(result)
+    presets.spontaneous = True
+    out = {}
+    for label, on in (("before", False), ("after", True)):
+        hit = {i for i, r in enumerate(found[on]) if r is not None}
+        out[label] = {
+            "hits": percentiles([ms for i, ms in samples[on] if i in hit]),
+            "misses": percentiles([ms for i, ms in samples[on] if i not in hit]),
+            "all": percentiles([ms for _, ms in samples[on]]),
+            "hit_count": len(hit),
+        }
+    return out
 
 
 def main() -> int:
@@ -121,6 +195,13 @@ def main() -> int:
     ours_ms, ours_results = time_calls(presets.match, sentences, args.rounds, clock)
     print("bench_intents: timing hassil.recognize_best", file=sys.stderr)
     hassil_ms, hassil_results = time_calls(hassil_match, sentences, args.rounds, clock)
+    print("bench_intents: hits and misses, spontaneous speech", file=sys.stderr)
+    split = hits_and_misses(presets, sentences, args.rounds, clock)
+    spontaneous = spontaneous_report(args.rounds, clock)
+    hassil_spontaneous, _ = time_calls(
+        hassil_match, [r[0] for r in spontaneous_rows()], args.rounds, clock
+    )
+    spontaneous["hassil"] = percentiles(hassil_spontaneous)
 
     def correct(results, name_of) -> int:
         right = 0
@@ -150,6 +231,8 @@ def main() -> int:
             "hassil": correct(hassil_results, lambda r: r and r.intent.name),
         },
         "sets": {},
+        "hits_and_misses": split,
+        "spontaneous": spontaneous,
     }
     for name, member in sets.items():
         ours = percentiles([ms for i, ms in enumerate(ours_ms) if member(i)])
@@ -179,7 +262,23 @@ def main() -> int:
                 f"{name:13} {matcher:8} {figures['p50_ms']:8.3f} {figures['p95_ms']:8.3f} "
                 f"{figures['p99_ms']:8.3f} {ratio}"
             )
-    print(f"mixed-set p95 ratio sori/hassil: {report['sets']['mixed']['p95_ratio']} (goal <= 0.8)")
+    print(f"mixed-set p95 ratio sori/hassil: {report['sets']['mixed']['p95_ratio']} (goal <= 0.5)")
+    for label in ("before", "after"):
+        row = split[label]
+        hits, misses = row["hits"]["p95_ms"], row["misses"]["p95_ms"]
+        print(
+            f"normaliser {'on ' if label == 'after' else 'off'}: {row['hit_count']} hits, "
+            f"p95 on hits {hits:.3f} ms, on misses {misses:.3f} ms, "
+            f"on all {row['all']['p95_ms']:.3f} ms"
+        )
+    print(f"spontaneous set ({spontaneous['sentences']} sentences, example home): right")
+    print(f"  {'family':12} {'n':>4} {'before':>7} {'after':>7}")
+    for family, cell in spontaneous["families"].items():
+        print(f"  {family:12} {cell['n']:4d} {cell['before']:7d} {cell['after']:7d}")
+    print(
+        f"  p95 ms: before {spontaneous['before']['p95_ms']:.3f}, after "
+        f"{spontaneous['after']['p95_ms']:.3f}, hassil {spontaneous['hassil']['p95_ms']:.3f}"
+    )
     return 0
 
 

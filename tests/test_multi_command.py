@@ -86,11 +86,11 @@ def test_english_commands_joined_by_and_are_acted_on_in_order(tmp_path, mosquitt
     path = tmp_path / "sori.toml"
     path.write_text(ENGLISH_HOME + f'\n[mqtt]\nurl = "{mosquitto}"\n', encoding="utf-8")
     daemon = build(path, tmp_path / "reply.wav")
-    text = "turn off the living room lights and then turn on the living room lights"
+    text = "turn off the living room lights and then turn on the bedroom thermostat"
     turn = asyncio.run(closing(daemon, daemon.say(text)))
     assert subscriber.next() == ("sori/light/living_room/set", "OFF")
-    assert subscriber.next() == ("sori/light/living_room/set", "ON")
-    said = "Turned off the living room lights. Turned on the living room lights."
+    assert subscriber.next() == ("sori/climate/bedroom/set", "ON")
+    said = "Turned off the living room lights. Turned on the bedroom thermostat."
     assert turn["response"] == said
 
 

@@ -16,7 +16,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         description=(
             "Print the commands as people say them that the constrained recognizer pass "
             "(vosk grammar, sherpa-onnx hotwords) listens for, one per line; with --stats, "
-            "their count and coverage of intent x target x request ending."
+            "their count, their coverage of intent x target x ending family, and how many say "
+            "spontaneous speech (fillers, adverbs, colloquial endings)."
         ),
     )
     add_home_options(parser)
@@ -57,6 +58,9 @@ def format_stats(stats: dict) -> str:
         f"(intent x target x ending), {stats['coverage']:.1%}",
         f"request endings: {stats['with_request_ending']} phrases "
         f"({stats['request_ending_share']:.1%})",
+        "spontaneous speech: "
+        + ", ".join(f"{label} {count}" for label, count in stats["spontaneous"].items()),
+        "per family: " + ", ".join(f"{f} {n}" for f, n in stats["per_family"].items()),
         "per intent:",
     ]
     lines += [f"  {intent}\t{count}" for intent, count in stats["per_intent"].items()]

@@ -13,7 +13,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-from sori.hangul import final_is_rieul, has_final, is_hangul, medial
+from sori.hangul import final_is_rieul, has_final, is_hangul, medial, split_syllable, syllable
 from sori.intents.numbers import digits_for_numbers
 
 # Request and politeness endings after a verb, longest first (spaces removed).
@@ -23,13 +23,22 @@ REQUEST_ENDINGS = tuple(
             "줘", "줘요", "줘라", "줘봐", "줘봐요", "주라", "주세요", "주십시오", "주시오",
             "줄래", "줄래요", "주실래", "주실래요", "주겠니", "주시겠어요", "주시겠습니까",
             "줄수있어", "줄수있어요", "줄수있니", "줄수있나요", "줄수있을까", "줄수있을까요",
-            "주실수있어요", "주실수있나요", "주실수있을까요", "주면좋겠어", "주면고맙겠어",
-            "봐", "봐요", "요",
+            "주실수있어요", "주실수있나요", "주실수있을까요", "봐", "봐요", "요",
+            "주죠", "주시죠", "줘용", "주세용", "줘여", "주세여", "주셈", "줘유", "주세유",
+            "주이소",
         },
         key=len,
         reverse=True,
     )
 )  # fmt: skip
+# Request endings that close only an -아/-어 form: 켜죠 (켜 주죠), 꺼조 (꺼 줘, as said).
+# After anything else they are no request (그렇죠, 구조).
+VERB_ENDINGS = ("죠", "조")
+# Auxiliary verbs after the -아/-어 form that leave the request as it is: 꺼 버려 (done
+# with it), 켜 놔 / 켜 둬 (and leave it so), 켜 봐 (try). A request ending may follow them
+# (꺼 버려 줘, 켜 놔요); a past or a question (꺼 버렸어, 켜 놨어?) is no request and is
+# not cut.
+AUXILIARIES = ("버려", "놔", "둬", "봐")
 
 # Particles that may follow a noun; skipped between template words.
 PARTICLES = tuple(
@@ -51,7 +60,8 @@ _SPELLINGS = (
     (re.compile(r"티브이|텔레비전|텔레비|tv"), "티비"),
     (re.compile(r"(?<=\d)(퍼센트|프로|퍼)"), "%"),
     (re.compile(r"블라인더"), "블라인드"),
-    (re.compile(r"잠궈"), "잠가"),
+    (re.compile(r"잠궈|잠구어|잠그어"), "잠가"),
+    (re.compile(r"테레비"), "티비"),
 )
 _NOT_TEXT = re.compile(r"[^\w%.]+")
 # A minus sign before a number (not a hyphen between words or numbers): read as the word
@@ -123,6 +133,7 @@ def canonical(text: str) -> Canonical:
     if respelled != joined:
         # Spellings change lengths; rebuild the origin map by aligning from the left.
         origin = _realign(joined, respelled, origin)
+    respelled, origin = _wish_as_request(respelled, origin)
     keep = len(respelled) - ending_length(respelled)
     return Canonical(respelled[:keep], spoken, tuple(origin[:keep]))
 
@@ -150,12 +161,79 @@ def ending_length(text: str) -> int:
         if text.endswith(ending) and len(text) > len(ending):
             cut = len(ending)
             break
+    if not cut:
+        cut = _after_verb_form(text, VERB_ENDINGS)
     if not cut and _is_plain_imperative(text):
         cut = 1
+    while aux := _after_verb_form(text[: len(text) - cut], AUXILIARIES):
+        cut += aux
     # "설정해 줘" means "설정": a trailing 해 after a noun is the light verb 하다.
     if len(text) - cut > 1 and text[len(text) - cut - 1] == "해":
         cut += 1
     return cut
+
+
+# Medial vowel indices of Hangul syllables (see sori.hangul).
+_A, _AE, _EO, _E, _YEO, _O, _WA, _WAE, _OE = 0, 1, 4, 5, 6, 8, 9, 10, 11
+_U, _WO, _EU, _I = 13, 14, 18, 20
+_BRIGHT = frozenset({_A, _O})
+_RIEUL = 8
+
+
+def request_form(stem: str) -> str:
+    """A verb stem in the -아/-어 form a request ends in: 켜 → 켜, 끄 → 꺼, 닫 → 닫아,
+    올리 → 올려, 맞추 → 맞춰, 잠그 → 잠가, 누르 → 눌러, 하 → 해, 켜주 → 켜줘."""
+    if not stem or not is_hangul(stem[-1]):
+        return stem
+    if stem.endswith("하"):
+        return stem[:-1] + "해"
+    initial, vowel, final = split_syllable(stem[-1])
+    before = split_syllable(stem[-2]) if len(stem) > 1 and is_hangul(stem[-2]) else None
+    bright = before is not None and before[1] in _BRIGHT
+    if final:
+        return stem + ("아" if vowel in _BRIGHT else "어")
+    if vowel in (_A, _EO, _YEO, _AE, _E):
+        return stem
+    if vowel == _EU:
+        if stem[-1] == "르" and before is not None and not before[2]:
+            head = syllable(before[0], before[1], _RIEUL)
+            return stem[:-2] + head + ("라" if bright else "러")
+        return stem[:-1] + syllable(initial, _A if bright else _EO)
+    turned = {_O: _WA, _U: _WO, _I: _YEO, _OE: _WAE}.get(vowel)
+    if turned is None:
+        return stem
+    return stem[:-1] + syllable(initial, turned)
+
+
+# A wish is a polite request: "불 켜면 좋겠어", "창문 닫았으면 좋겠어요", "꺼 주면 고맙겠어"
+# ("I'd like the light on"). The verb before -(으)면 is put in its request form, so the
+# wish matches as the request would (켜면 좋겠어 → 켜, 꺼 줬으면 좋겠어 → 꺼줘 → 꺼).
+_WISH = re.compile(r"(?<=[가-힣])으?면(?:좋|고맙)겠(?:어요|어|다|네요|네|는데요|는데|습니다)$")
+_PAST = 20  # final ㅆ: the past tense (켰, 닫았, 줬), after the -아/-어 form it is made from
+
+
+def _wish_as_request(text: str, origin: list[int]) -> tuple[str, list[int]]:
+    """`text` with a closing wish turned into the request form of its verb, and the
+    origin map to match (a syllable the request form adds maps where the stem ended)."""
+    found = _WISH.search(text)
+    if found is None:
+        return text, origin
+    stem = text[: found.start()]
+    initial, vowel, final = split_syllable(stem[-1])
+    # 켰 is 켜 in the past tense: the request form is the syllable without its ㅆ
+    past = final == _PAST
+    verb = stem[:-1] + syllable(initial, vowel) if past else request_form(stem)
+    added = len(verb) - len(stem)
+    return verb, origin[: len(stem)] + [origin[len(stem) - 1]] * added
+
+
+def _after_verb_form(text: str, endings: tuple[str, ...]) -> int:
+    """The length of the ending of `endings` that `text` closes on, when an -아/-어 form
+    stands before it (꺼버려 → 2; 쓰레기버려 → 0: 기 is no such form), else 0."""
+    for ending in endings:
+        if text.endswith(ending) and is_verb_form(text[: -len(ending)]):
+            return len(ending)
+    return 0
 
 
 def _is_plain_imperative(text: str) -> bool:
@@ -216,6 +294,31 @@ def particle_lengths(text: str, pos: int) -> list[int]:
 
 def is_prohibition(canonical_text: str) -> bool:
     return PROHIBITION.search(canonical_text) is not None
+
+
+# Connective endings make a clause subordinate: -아도/-어도 "even if", -(으)면 "if",
+# -(으)면서 "while", -는데/-은데 "and so", -(으)니까 "because", -지만 "but", -거든 "if",
+# -다가 "while doing", -더라도 "even though", -아서/-어서 "so". They attach to the verb and
+# wait for a main clause; a sentence that ends on one ("거실 불 켜도", "불 켜면") says no
+# request, however much its verb looks like a command. -(으)면 follows an open stem or one
+# in ㄹ (켜면, 열면; 닫으면 ends in 으면), so a noun like 장면 is no ending; -도 and -서
+# follow the -아/-어 form (켜도, 닫아서), so 온도, 26도 and 에서 are none either.
+_HANGING = re.compile(r"(?<=[가-힣])(?:면서|는데도?|은데도?|니까|지만|거든|다가|더라도)$")
+
+
+def leaves_hanging(canonical_text: str) -> bool:
+    """True when the sentence ends on a connective ending: a clause with no request."""
+    text = canonical_text
+    if len(text) < 2 or not is_hangul(text[-2]):
+        return False
+    if _HANGING.search(text):
+        return True
+    before, last = text[-2], text[-1]
+    if last == "면":  # -(으)면, -(으)려면
+        return not has_final(before) or final_is_rieul(before)
+    if last in "도서":  # -아도/-어도, -아서/-어서
+        return is_verb_form(before)
+    return False
 
 
 def asks_about(canonical_text: str) -> bool:

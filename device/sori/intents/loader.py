@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 
 from sori.errors import PackError
-from sori.home import Area, Device, Home
+from sori.home import MAX_NAME_CHARS, Area, Device, Home
 from sori.shipped import shipped_path
 
 
@@ -106,6 +106,11 @@ def _names(value: Any, where: str) -> tuple[str, ...]:
     if not names or not names[0]:
         raise PackError(f"{where} = {value!r} names nothing; give a name like 거실")
     for name in names:
+        if len(name) > MAX_NAME_CHARS:
+            raise PackError(
+                f"{where} is {len(name)} characters long; a name may have at most "
+                f"{MAX_NAME_CHARS} characters: shorten it"
+            )
         if _TEMPLATE_SYNTAX.search(name):
             raise PackError(
                 f"{where} = {value!r}: {name!r} holds template syntax ( ) [ ] {{ }} < > |; "

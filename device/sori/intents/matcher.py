@@ -69,11 +69,21 @@ def match_exact(root: Node, text: str, lookup: Lookup) -> list[Candidate]:
     found: list[Candidate] = []
     dead: set[tuple[int, int]] = set()
     end_of_text = len(text)
-
-    def walk(node: Node, pos: int, captures: tuple[Capture, ...], skipped: int) -> None:
+    # A depth-first walk with its own stack (no recursion, however long the text or the
+    # templates), visiting in the order written below. A (key, found before) entry closes
+    # a state: when its subtree found nothing, the state is dead for the rest of the walk.
+    stack: list[tuple] = [(root, 0, (), 0)]
+    while stack:
+        state = stack.pop()
+        if len(state) == 2:
+            key, before = state
+            if len(found) == before:
+                dead.add(key)
+            continue
+        node, pos, captures, skipped = state
         key = (id(node), pos)
         if key in dead or len(found) >= MAX_CANDIDATES:
-            return
+            continue
         before = len(found)
         if pos == end_of_text:
             found.extend(Candidate(t, captures, 0.0, skipped) for t in node.ends)
@@ -82,25 +92,24 @@ def match_exact(root: Node, text: str, lookup: Lookup) -> list[Candidate]:
             found.extend(
                 Candidate(t, captures, 0.0, skipped + end_of_text - pos) for t in node.ends
             )
+        following: list[tuple] = []
         if pos < end_of_text:
             child = node.chars.get(text[pos])
             if child is not None:
-                walk(child, pos + 1, captures, skipped)
+                following.append((child, pos + 1, captures, skipped))
         if node.boundary is not None:
-            walk(node.boundary, pos, captures, skipped)
+            following.append((node.boundary, pos, captures, skipped))
             for length in particle_lengths(text, pos):
-                walk(node.boundary, pos + length, captures, skipped + length)
+                following.append((node.boundary, pos + length, captures, skipped + length))
         for ref, child in node.slots.items():
             slot_list = lookup(ref.list_name)
             if slot_list is None:
                 continue
             for end, value in slot_list.matches(text, pos):
                 capture = Capture(ref.slot_name, value, pos, end, slot_list.kind)
-                walk(child, end, (*captures, capture), skipped)
-        if len(found) == before:
-            dead.add(key)
-
-    walk(root, 0, (), 0)
+                following.append((child, end, (*captures, capture), skipped))
+        stack.append((key, before))
+        stack.extend(reversed(following))
     return found
 
 
@@ -153,23 +162,19 @@ def match_fuzzy(
     def predicate_ok(node: Node, start: int, pos: int) -> bool:
         return pos == end_of_text and node.predicate and text[start:pos] not in verbs
 
-    def walk(
-        node: Node,
-        pos: int,
-        captures: tuple[Capture, ...],
-        cost: float,
-        depth: int,
-        edits: int,
-        start: int,
-        loose: bool,
-    ) -> None:
-        # depth: characters of the current template word matched so far; edits: edits
-        # inside it; start: where in `text` it began; loose: its edit stands on the
-        # predicate licence alone (the only edit so far, in a short word).
+    # A depth-first walk with its own stack (no recursion, however long the text or the
+    # templates): each state's next states are pushed in reverse, so they are visited in
+    # the order written below. A state: the node, the position in `text`, the captures,
+    # the cost so far; depth: characters of the current template word matched so far;
+    # edits: edits inside it; start: where in `text` it began; loose: its edit stands on
+    # the predicate licence alone (the only edit so far, in a short word).
+    stack: list[tuple] = [(root, 0, (), 0.0, 0, 0, 0, False)]
+    while stack:
+        node, pos, captures, cost, depth, edits, start, loose = stack.pop()
         key = (id(node), pos, edits, loose)
         seen = best.get(key)
         if (seen is not None and cost >= seen + AMBIGUITY_MARGIN) or len(found) >= MAX_CANDIDATES:
-            return
+            continue
         if seen is None or cost < seen:
             best[key] = cost
         if loose:
@@ -180,6 +185,7 @@ def match_fuzzy(
             closes = word_ok(depth, edits, start, pos)
             if pos == end_of_text and closes:
                 found.extend(Candidate(t, captures, cost, 0) for t in node.ends)
+        following: list[tuple] = []
         spoken = text[pos] if pos < end_of_text else None
         may_edit = edits < MAX_WORD_EDITS
         # An edit outside the general licence may still be the predicate's only edit.
@@ -193,7 +199,7 @@ def match_fuzzy(
             # the loop below would make, without visiting every edge).
             child = node.chars.get(spoken) if spoken is not None else None
             if child is not None:
-                walk(child, pos + 1, captures, cost, depth + 1, edits, start, loose)
+                following.append((child, pos + 1, captures, cost, depth + 1, edits, start, loose))
         else:
             edges = node.edges
             if edges is None:
@@ -208,7 +214,9 @@ def match_fuzzy(
                 edges = [edges[i] for i in near_positions(node.near, keys[pos])]
             for char, child, char_is_hangul in edges:
                 if char == spoken:
-                    walk(child, pos + 1, captures, cost, depth + 1, edits, start, loose)
+                    following.append(
+                        (child, pos + 1, captures, cost, depth + 1, edits, start, loose)
+                    )
                     continue
                 if not char_is_hangul:
                     continue
@@ -221,12 +229,21 @@ def match_fuzzy(
                     # on the predicate licence alone, only a jamo that sounds alike (거/꺼)
                     allowed = licensed or (may_loose and sounds_alike(char, spoken))
                     if allowed and near <= MAX_SUBSTITUTION and cost + near <= budget:
-                        walk(
-                            child, pos + 1, captures, cost + near, depth + 1, 1, start, not licensed
+                        following.append(
+                            (
+                                child,
+                                pos + 1,
+                                captures,
+                                cost + near,
+                                depth + 1,
+                                1,
+                                start,
+                                not licensed,
+                            )
                         )
                 if long_word and may_drop:
                     # the recognizer dropped a syllable (never on the predicate licence alone)
-                    walk(child, pos, captures, cost + 1.0, depth + 1, 1, start, False)
+                    following.append((child, pos, captures, cost + 1.0, depth + 1, 1, start, False))
         if (
             may_edit
             and depth  # inside a word: a whole extra word is never skipped
@@ -235,35 +252,37 @@ def match_fuzzy(
             and node.longest >= MIN_EDITED_WORD
             and cost + 1.0 <= budget
         ):  # the recognizer added a syllable inside the word (멈춰 서 is not 멈춰)
-            walk(node, pos + 1, captures, cost + 1.0, depth, 1, start, False)
-        if not closes:
-            return
-        if node.boundary is not None:
-            walk(node.boundary, pos, captures, cost, 0, 0, pos, False)
-            lengths = particles.get(pos)
-            if lengths is None:
-                lengths = particles[pos] = particle_lengths(text, pos)
-            for length in lengths:
-                walk(node.boundary, pos + length, captures, cost, 0, 0, pos + length, False)
-        for ref, child in node.slots.items():
-            slot_list = lookup(ref.list_name)
-            if isinstance(slot_list, TextList):
-                last = predicates and not cost and bool(child.ends)
-                hit_key = (id(slot_list), pos, budget - cost, last)
-                hits = list_hits.get(hit_key)
-                if hits is None:
-                    hits = list_hits[hit_key] = list(
-                        slot_list.fuzzy_matches(
-                            text, pos, budget - cost, known, editable, verbs if last else None
-                        )
+            following.append((node, pos + 1, captures, cost + 1.0, depth, 1, start, False))
+        if closes:  # a word ends here: a break, particles or a slot may follow
+            if node.boundary is not None:
+                following.append((node.boundary, pos, captures, cost, 0, 0, pos, False))
+                lengths = particles.get(pos)
+                if lengths is None:
+                    lengths = particles[pos] = particle_lengths(text, pos)
+                for length in lengths:
+                    following.append(
+                        (node.boundary, pos + length, captures, cost, 0, 0, pos + length, False)
                     )
-                for end, value, extra in hits:
-                    capture = Capture(ref.slot_name, value, pos, end, "text")
-                    walk(child, end, (*captures, capture), cost + extra, 0, 0, end, False)
-            elif slot_list is not None and slot_list.kind == "range":
-                for end, value in slot_list.matches(text, pos):
-                    capture = Capture(ref.slot_name, value, pos, end, "range")
-                    walk(child, end, (*captures, capture), cost, 0, 0, end, False)
-
-    walk(root, 0, (), 0.0, 0, 0, 0, False)
+            for ref, child in node.slots.items():
+                slot_list = lookup(ref.list_name)
+                if isinstance(slot_list, TextList):
+                    last = predicates and not cost and bool(child.ends)
+                    hit_key = (id(slot_list), pos, budget - cost, last)
+                    hits = list_hits.get(hit_key)
+                    if hits is None:
+                        hits = list_hits[hit_key] = list(
+                            slot_list.fuzzy_matches(
+                                text, pos, budget - cost, known, editable, verbs if last else None
+                            )
+                        )
+                    for end, value, extra in hits:
+                        capture = Capture(ref.slot_name, value, pos, end, "text")
+                        following.append(
+                            (child, end, (*captures, capture), cost + extra, 0, 0, end, False)
+                        )
+                elif slot_list is not None and slot_list.kind == "range":
+                    for end, value in slot_list.matches(text, pos):
+                        capture = Capture(ref.slot_name, value, pos, end, "range")
+                        following.append((child, end, (*captures, capture), cost, 0, 0, end, False))
+        stack.extend(reversed(following))
     return found

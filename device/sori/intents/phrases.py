@@ -11,7 +11,10 @@ template path, filled with the home's names and aliases, is said the ways people
 - spoken particles: 을/를 on the object (거실 불을 켜 줘), 으로/로 after a number's unit
   (이십삼 도로 맞춰 줘);
 - numbers as words, the ones a slot usually takes: 이십삼 도 and 스물세 도, 오십 프로,
-  한 시간, 오 분.
+  한 시간, 오 분;
+- spontaneous speech where people put it: a filler first (음 거실 불 켜 줘, 어 ..., 저기
+  ...), an adverb before the verb or first (거실 불 이제 꺼 줘, 지금 ..., 빨리 ...), and
+  colloquial endings (꺼 버려, 켜 놔, 켜 둬), all read by the presets' normaliser.
 
 The set is chosen by coverage, not by expansion order: a stratum is an intent × a target
 (a device, an area with a domain, a domain, or none) × an ending family, and every stratum
@@ -44,9 +47,11 @@ DEFAULT_MAX_PHRASES = 2000
 MAX_BASES_PER_TARGET = 96
 
 PLAIN = "plain"
+FILLER, ADVERB, COLLOQUIAL = "음", "이제", "버려"
 # Ending families, in the order strata take them. Each is a list of forms; a stratum's
 # n-th phrase takes form n (cycling), so later rounds vary the politeness level within a
-# family. `{v}` is the verb as said (켜, 작동해).
+# family. `{v}` is the verb as said (켜, 작동해); `{h}` the words before it, which stand
+# first where a form does not place them.
 FAMILIES: dict[str, tuple[str, ...]] = {
     PLAIN: ("{v}",),
     "줘": ("{v} 줘",),
@@ -55,8 +60,18 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "줄래": ("{v} 줄래", "{v} 주실래요", "{v} 줄래요", "{v} 주시겠어요"),
     "좀": ("좀 {v} 줘", "좀 {v} 주세요"),
     "라": ("{v}라", "{v} 줘라"),
+    # spontaneous speech (sori.intents.normalizer): a filler first, an adverb before the
+    # verb or first, a colloquial ending (an auxiliary verb)
+    FILLER: ("음 {h} {v} 줘", "어 {h} 좀 {v} 줘", "저기 {h} {v} 주세요", "아 {h} {v}"),
+    ADVERB: ("{h} 이제 {v} 줘", "지금 {h} {v} 줘", "{h} 빨리 {v} 줘", "이제 {h} 좀 {v} 줘"),
+    COLLOQUIAL: ("{v} 버려", "{v} 놔", "{v} 둬", "{v} 놔 줘"),
 }
 REQUEST_FAMILIES = tuple(f for f in FAMILIES if f != PLAIN)
+STATE_VERBS = frozenset("켜 꺼 열어 닫아 잠가 틀어 돌려 쳐 걷어 올려 내려".split())
+"""Verbs that take the colloquial auxiliaries (꺼 버려, 켜 놔, 닫아 둬): they leave a
+device in a state; "맞춰 버려" or "깨워 둬" is nobody's Korean."""
+SPONTANEOUS_FAMILIES = {FILLER: "fillers", ADVERB: "adverbs", COLLOQUIAL: "colloquial endings"}
+"""The families of spontaneous speech, with what `sori phrases --stats` calls them."""
 # Words of a request ending, for counting which phrases carry one.
 REQUEST_WORDS = frozenset({"줘", "줘요", "주세요", "주십시오", "줄래", "주실래요", "줄래요",
                            "주시겠어요", "좀", "줘라"})  # fmt: skip
@@ -147,6 +162,8 @@ class PhraseSet:
     """Strata with at least one chosen phrase."""
     per_intent: Counter[str] = field(default_factory=Counter)
     """Chosen phrases per intent."""
+    per_family: Counter[str] = field(default_factory=Counter)
+    """Chosen phrases per family (a key of FAMILIES)."""
     rejected: int = 0
     """Candidates tried that the presets did not understand as meant (left out)."""
 
@@ -174,6 +191,10 @@ class PhraseSet:
             "request_ending_share": round(self.with_request_ending / kept, 4) if kept else 0.0,
             "rejected": self.rejected,
             "per_intent": dict(sorted(self.per_intent.items())),
+            "per_family": {f: self.per_family[f] for f in FAMILIES if self.per_family[f]},
+            "spontaneous": {
+                label: self.per_family[family] for family, label in SPONTANEOUS_FAMILIES.items()
+            },
         }
 
 
@@ -210,6 +231,7 @@ def spoken_phrases(
     chosen = PhraseSet(phrases=[], budget=budget, candidates=sum(len(b) for b in cells.values()))
     chosen.strata = list(cells)
     seen: set[str] = set()
+    kept: set[str] = set()
     cursor = dict.fromkeys(cells, 0)
     live = list(cells)
     while live and len(chosen.phrases) < budget:
@@ -223,14 +245,20 @@ def spoken_phrases(
                 cursor[stratum] += 1
                 text = _say(bases[n], stratum.family, n, korean)
                 if text in seen:
+                    # a phrase another stratum chose may mean this one too ("청소기 켜
+                    # 버려": the speaker's room, and no room); it still looks for its own
+                    if text in kept and _means(understands(text), stratum, home):
+                        chosen.covered.add(stratum)
                     continue
                 seen.add(text)
                 if not _means(understands(text), stratum, home):
                     chosen.rejected += 1
                     continue
                 chosen.phrases.append(text)
+                kept.add(text)
                 chosen.covered.add(stratum)
                 chosen.per_intent[stratum.intent] += 1
+                chosen.per_family[stratum.family] += 1
                 break
             if cursor[stratum] < len(bases):
                 still.append(stratum)
@@ -239,8 +267,10 @@ def spoken_phrases(
 
 
 def _takes(base: _Base, family: str) -> bool:
-    if family == "좀":  # 좀 stands after what is asked for, never first
+    if family in ("좀", FILLER, ADVERB):  # 좀 stands after what is asked for, never first
         return base.verb is not None and len(base.words) > 1
+    if family == COLLOQUIAL:  # 꺼 버려, 켜 놔: verbs that leave a device in a state
+        return base.verb in STATE_VERBS and len(base.words) > 1
     return family == PLAIN or base.verb is not None
 
 
@@ -252,12 +282,13 @@ def _say(base: _Base, family: str, n: int, korean: bool) -> str:
         if korean and n % 2 and base.verb is not None:
             words = _with_particle(words)
         return " ".join(words)
-    forms = FAMILIES[family]
-    said = forms[n % len(forms)].format(v=base.verb).split()
+    form = FAMILIES[family][n % len(FAMILIES[family])]
     head = words[:-1]
-    if korean and n % 2 and family != "좀":
+    if korean and n % 2 and family != "좀" and " 좀 " not in form:
         head = _with_particle(head + ["_"])[:-1]
-    return " ".join(head + said)
+    if "{h}" not in form:
+        form = "{h} " + form
+    return " ".join(form.format(h=" ".join(head), v=base.verb).split())
 
 
 def _with_particle(words: list[str]) -> list[str]:

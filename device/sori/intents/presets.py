@@ -4,8 +4,11 @@
     presets.match("거실 불 켜줘")  # IntentMatch(intent="HassTurnOn", slots={...}, ...)
 
 Matching tries, in order: the exact trie walk, the same with a post-posed object moved
-to the front (켜줘 거실 불 → 거실 불 켜줘), and a jamo-level fuzzy walk for speech
-recognition errors. Prohibitions (켜지 마) never match; a fuzzy match must clear the
+to the front (켜줘 거실 불 → 거실 불 켜줘); on a miss, the same on the utterance made
+plain (fillers, adverbs and self-corrections read by `sori.intents.normalizer`: "음
+공기청정기 이제 꺼 줘" → "공기청정기 꺼 줘"); and a jamo-level fuzzy walk for speech
+recognition errors. Prohibitions (켜지 마) and clauses left hanging on a connective
+ending (켜도, 켜면: korean.leaves_hanging) never match; a fuzzy match must clear the
 confidence threshold, must not be a question about a device, and must not be a near-tie
 between two meanings. A wrongly fired device is worse than a fallback.
 """
@@ -22,15 +25,21 @@ from sori.intents.korean import (
     Canonical,
     asks_about,
     canonical,
+    canonical_word,
+    ending_length,
     heard_word_lengths,
     is_prohibition,
+    leaves_hanging,
+    particle_lengths,
 )
 from sori.intents.korean import is_closed as _is_closed
 from sori.intents.matcher import AMBIGUITY_MARGIN, Candidate, match_exact, match_fuzzy
+from sori.intents.normalizer import AREA, NUMBER, OTHER, TARGET, TARGET_LISTS, VERB, Reading
+from sori.intents.normalizer import reading as plain_reading
 from sori.intents.phrases import DEFAULT_MAX_PHRASES, PhraseSet, spoken_phrases
 from sori.intents.ranking import conflict, rank
 from sori.intents.responses import CLARIFY, respond, which_room
-from sori.intents.slots import SlotList, as_list
+from sori.intents.slots import SlotList, TextList, as_list
 from sori.intents.templates import Block
 from sori.intents.trie import Node
 
@@ -92,6 +101,9 @@ class Presets:
     these is never edited into another (see matcher.match_fuzzy)."""
     compile_seconds: float = 0.0
     """Time spent loading and compiling."""
+    spontaneous: bool = True
+    """On a miss, match the utterance made plain too (fillers, adverbs, self-corrections:
+    `sori.intents.normalizer`); False matches only what was heard (a baseline)."""
     _phrase_sets: dict[int, PhraseSet] = field(default_factory=dict, init=False, repr=False)
 
     def match(self, text: str) -> IntentMatch | None:
@@ -99,15 +111,61 @@ class Presets:
         if not isinstance(text, str) or not text.strip() or len(text) > MAX_TEXT_CHARS:
             return None
         spoken = canonical(text)
-        if not spoken.text:
-            return None
+        if not spoken.text or leaves_hanging(spoken.text):
+            return None  # "거실 불 켜도" ("even if ...") waits for a request that never came
         # "켜지 마" is never a command; only "신경 쓰지 마" (never mind) may match.
         prohibited = is_prohibition(spoken.text)
         for variant in self._readings(spoken):
             found = self._best(variant, match_exact(self.root, variant.text, self.lists.get))
             if found and (not prohibited or found[1] == NEVERMIND):
                 return self._result(text, *found, confidence=1.0)
-        return None if prohibited else self._fuzzy(text, spoken)
+        if prohibited:
+            return None
+        # The miss path: the utterance made plain, matched exactly (a correction never
+        # fuzzily); then fuzzy, on the plain reading when there is one (a filler is a
+        # whole word, which fuzzy matching never skips), else on what was heard.
+        plain = self._plain(spoken) if self.spontaneous else None
+        if plain is None:
+            return self._fuzzy(text, spoken)
+        found = self._exact(text, plain)
+        if found is not None or plain.corrected or asks_about(spoken.text):
+            return found
+        return self._fuzzy(text, canonical(plain.text))
+
+    def _plain(self, spoken: Canonical) -> Reading | None:
+        """The utterance without fillers and adverbs, its corrections applied; None when
+        nothing changes or it is negated."""
+        return plain_reading(spoken.spoken, self._kind, self.command_verbs)
+
+    def _exact(self, text: str, plain: Reading) -> IntentMatch | None:
+        heard = canonical(plain.text)
+        if not heard.text or leaves_hanging(heard.text) or is_prohibition(heard.text):
+            return None
+        for variant in self._readings(heard):
+            found = self._best(variant, match_exact(self.root, variant.text, self.lists.get))
+            if found:
+                return self._result(text, *found, confidence=1.0)
+        return None
+
+    def _kind(self, word: str) -> str:
+        """What `word` is, for a self-correction: a verb, a number, a room, a device, or
+        a word of another list (a colour) by that list's name; OTHER when unknown."""
+        text = canonical_word(word)
+        if not text:
+            return OTHER
+        if text[0].isdigit() or text[0] == "-":
+            return NUMBER
+        if ending_length("켜" + text) == len(text) or canonical(word).text in self.command_verbs:
+            return VERB
+        order = ["area", *TARGET_LISTS, *sorted(self.lists)]
+        for name in order:
+            slot_list = self.lists.get(name)
+            if not isinstance(slot_list, TextList):
+                continue  # numbers are NUMBER; a wildcard would take any word
+            for end, _ in slot_list.matches(text, 0):
+                if end == len(text) or len(text) - end in particle_lengths(text, end):
+                    return AREA if name == "area" else TARGET if name in TARGET_LISTS else name
+        return OTHER
 
     def _readings(self, spoken: Canonical) -> Iterator[Canonical]:
         """The utterance as heard; then without the packs' skip words ("please"); then

@@ -74,7 +74,7 @@ class TextList:
             lengths = word_lengths(spoken[0] if spoken else text, len(text))
             before = node.get(_WORDS, lengths)
             node[_WORDS] = tuple(min(a, b) for a, b in zip(before, lengths, strict=True))
-        _mark_longest(self.root, 0)
+        _mark_longest(self.root)
 
     def matches(self, text: str, pos: int) -> Iterator[tuple[int, ListValue]]:
         node = self.root
@@ -184,6 +184,10 @@ class TextList:
                 # the recognizer added a syllable after the value's character depth - 1
                 stack.append((node, at + 1, cost + 1, depth, depth - 1, False))
 
+    def first_chars(self) -> frozenset[str]:
+        """The characters a value can start with."""
+        return frozenset(char for char in self.root if char not in _KEYS)
+
     def words(self) -> Iterator[str]:
         """Every canonical value text in the list."""
         stack = [(self.root, "")]
@@ -229,14 +233,17 @@ def _edges(node: dict) -> tuple:
     return edges
 
 
-def _mark_longest(node: dict, depth: int) -> int:
-    """Store under _LONGEST the length of the longest value through each node."""
-    tail = 0
-    for char, child in node.items():
-        if char not in _KEYS:
-            tail = max(tail, 1 + _mark_longest(child, depth + 1) - depth - 1)
-    node[_LONGEST] = depth + tail
-    return depth + tail
+def _mark_longest(root: dict) -> None:
+    """Store under _LONGEST the length of the longest value through each node (walked
+    with a stack, children before their parent: a value may be any length)."""
+    order, stack = [], [(root, 0)]
+    while stack:
+        node, depth = stack.pop()
+        order.append((node, depth))
+        stack.extend((child, depth + 1) for char, child in node.items() if char not in _KEYS)
+    for node, depth in reversed(order):
+        children = (child[_LONGEST] for char, child in node.items() if char not in _KEYS)
+        node[_LONGEST] = max(children, default=depth)
 
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
@@ -277,13 +284,64 @@ class RangeList:
 
 
 class WildcardList:
-    """Any non-empty text; the value is the spoken text behind it."""
+    """Any non-empty text; the value is the spoken text behind it.
+
+    Anchored (by compile.anchor_wildcards, where the template goes on after the wildcard:
+    "{timer_name:name} 타이머 ...", "{timer_name:name} {minutes}분 타이머"), it ends only
+    where the rest can start: before a character of `follow`; before a number followed by
+    a character of `after_number` (its unit: 3분); before one of `particles` followed by
+    either; or at the end of the text when `may_end`. The same matches, without trying
+    every split of every utterance (a wildcard at the root is tried on every sentence)."""
 
     kind = "wildcard"
 
+    def __init__(
+        self,
+        follow: frozenset[str] | None = None,
+        may_end: bool = True,
+        particles: tuple[str, ...] = (),
+        after_number: frozenset[str] = frozenset(),
+    ) -> None:
+        self.follow = follow
+        self.may_end = may_end
+        self.particles = particles
+        self.after_number = after_number
+        self._by_start: dict[str, tuple[str, ...]] = {}
+        for particle in particles:
+            self._by_start[particle[0]] = (*self._by_start.get(particle[0], ()), particle)
+
     def matches(self, text: str, pos: int) -> Iterator[tuple[int, ListValue]]:
-        for end in range(len(text), pos, -1):
-            yield end, ListValue(None)
+        if self.follow is None:
+            for end in range(len(text), pos, -1):
+                yield end, ListValue(None)
+            return
+        if self.may_end and len(text) > pos:
+            yield len(text), ListValue(None)
+        for end in range(len(text) - 1, pos, -1):
+            if self._goes_on(text, end):
+                yield end, ListValue(None)
+
+    def _goes_on(self, text: str, at: int, particle: bool = True) -> bool:
+        """Whether the rest of the template can start at `at` (after a particle there,
+        when `particle`)."""
+        char = text[at]
+        if char in self.follow:
+            return True
+        if "0" <= char <= "9":
+            run = at
+            while run < len(text) and ("0" <= text[run] <= "9" or text[run] == "."):
+                run += 1
+            return run < len(text) and text[run] in self.after_number
+        if not particle:
+            return False
+        for word in self._by_start.get(char, ()):
+            after = at + len(word)
+            if text.startswith(word, at) and (
+                (after == len(text) and self.may_end)
+                or (after < len(text) and self._goes_on(text, after, particle=False))
+            ):
+                return True
+        return False
 
 
 SlotList = TextList | RangeList | WildcardList

@@ -11,7 +11,9 @@ English joins them with "and" or "then" before a verb ("turn on the light and cl
 curtains"); an "and" between nouns ("the kitchen and living room lights") is no cut.
 
 Not a connective: a first word (창고, 냉장고 are nouns), a -고 followed by an auxiliary
-(켜고 싶어, 켜고 있어: one wish or state, not two commands).
+(켜고 싶어, 켜고 있어: one wish or state, not two commands), a self-correction (안방
+말고 거실 불, 안방 불 아니고 주방 불: one command on the last-named target, read by
+`sori.intents.normalizer`).
 
 Targets joined by 하고, 이랑 or 랑 share the verb after them ("거실 불하고 안방 불 꺼줘",
 "거실이랑 안방 불 꺼줘"): such a piece carries its words in `Piece.shared`, and the
@@ -24,7 +26,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from sori.hangul import is_hangul, split_syllable, syllable
+from sori.hangul import is_hangul
+from sori.intents.korean import request_form
+from sori.intents.normalizer import CORRECTIONS
 
 CONNECTIVE_WORDS = frozenset({"그리고", "그다음", "그다음에", "그리고나서"})
 """Words that only join two commands; dropped."""
@@ -34,6 +38,9 @@ AUXILIARY_STARTS = ("싶", "있", "계", "말", "나면", "보니", "해도", "�
 
 NOT_JOINS = frozenset({"노랑", "파랑", "사랑", "자랑"})
 """Words ending in 랑 that are no joining particle (colours are light settings)."""
+
+CORRECTING = ("말고", "아니고")
+"""-고 words that correct ("안방 말고 거실 불 꺼 줘"), never join two commands."""
 
 _AFTER = frozenset({"나서", "나서는", "난", "난뒤", "난후"})
 """Words after a -고 that only say "after that" (켜고 나서 ...); dropped with it."""
@@ -48,12 +55,6 @@ ENGLISH_VERBS = frozenset(
 """Verbs an English command starts with."""
 
 _PUNCTUATION = re.compile(r"[,.!?;·…]+")
-
-# Medial vowel indices of Hangul syllables (see sori.hangul).
-_A, _AE, _EO, _E, _YEO, _O, _WA, _WAE, _OE = 0, 1, 4, 5, 6, 8, 9, 10, 11
-_U, _WO, _EU, _I = 13, 14, 18, 20
-_BRIGHT = frozenset({_A, _O})
-_RIEUL = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,34 +71,11 @@ class Piece:
     of the command after it. Empty for a command of its own."""
 
 
-def request_form(stem: str) -> str:
-    """A verb stem in the -아/-어 form a request ends in: 켜 → 켜, 끄 → 꺼, 닫 → 닫아,
-    올리 → 올려, 맞추 → 맞춰, 잠그 → 잠가, 누르 → 눌러, 하 → 해, 켜주 → 켜줘."""
-    if not stem or not is_hangul(stem[-1]):
-        return stem
-    if stem.endswith("하"):
-        return stem[:-1] + "해"
-    initial, vowel, final = split_syllable(stem[-1])
-    before = split_syllable(stem[-2]) if len(stem) > 1 and is_hangul(stem[-2]) else None
-    bright = before is not None and before[1] in _BRIGHT
-    if final:
-        return stem + ("아" if vowel in _BRIGHT else "어")
-    if vowel in (_A, _EO, _YEO, _AE, _E):
-        return stem
-    if vowel == _EU:
-        if stem[-1] == "르" and before is not None and not before[2]:
-            head = syllable(before[0], before[1], _RIEUL)
-            return stem[:-2] + head + ("라" if bright else "러")
-        return stem[:-1] + syllable(initial, _A if bright else _EO)
-    turned = {_O: _WA, _U: _WO, _I: _YEO, _OE: _WAE}.get(vowel)
-    if turned is None:
-        return stem
-    return stem[:-1] + syllable(initial, turned)
-
-
 def _is_connective(word: str, following: str | None) -> bool:
     if len(word) < 2 or not word.endswith("고") or not is_hangul(word[-2]):
         return False
+    if word.endswith(CORRECTING):
+        return False  # 말고, 아니고: what follows replaces what came before
     return following is not None and not following.startswith(AUXILIARY_STARTS)
 
 
@@ -110,9 +88,10 @@ def _joined_stem(word: str, following: str | None) -> str | None:
 
 
 def continues(text: str) -> bool:
-    """True when `text` ends in a connective or already joins commands or targets: the
-    speaker has more to say ("거실 불 켜고", "거실 불 켜 그리고", "거실이랑", "turn on the
-    light and"), so it is no single command to act on before the final transcript."""
+    """True when `text` ends in a connective, a correction marker, or already joins
+    commands or targets: the speaker has more to say ("거실 불 켜고", "거실 불 켜 그리고",
+    "거실이랑", "거실 불 꺼 줘 아니", "turn on the light and"), so it is no single command
+    to act on before the final transcript."""
     words = _PUNCTUATION.sub(" ", text).split()
     if not words:
         return False
@@ -120,6 +99,8 @@ def continues(text: str) -> bool:
     if last in CONNECTIVE_WORDS or last.lower() in ENGLISH_JOINS or last in _BARE_ENDINGS:
         return True
     if len(words) > 1 and _is_connective(last, ""):  # 켜고, 불하고; a first word is a noun
+        return True
+    if last in CORRECTIONS or last.endswith(CORRECTING):  # "거실 불 꺼 줘 아니": a correction
         return True
     return _joined_stem(last, "") is not None or len(split_commands(text)) > 1
 

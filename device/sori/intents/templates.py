@@ -30,6 +30,12 @@ from sori.errors import PackError
 # Expansions per template beyond which a pack is refused as runaway.
 MAX_EXPANSIONS = 20_000
 _MAX_RULE_DEPTH = 16
+MAX_NESTING = 10
+"""Deepest nesting of ( ) [ ] { } < > in one template (Home Assistant's packs need 6).
+Parsing and expanding recurse once per level, through up to _MAX_RULE_DEPTH rules; at
+this depth that stays far inside Python's recursion limit, so a deeper template is
+refused before either runs."""
+_OPENING, _CLOSING = frozenset("([{<"), frozenset(")]}>")
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,10 +89,27 @@ def parse_template(text: str, where: str) -> Sentence:
     """A hassil Sentence, or a PackError that says where and what."""
     if not isinstance(text, str) or not text.strip():
         raise PackError(f"{where}: a sentence template must be non-empty text, got {text!r}")
+    if _nesting(text) > MAX_NESTING:
+        raise PackError(
+            f"{where}: a template is nested more than {MAX_NESTING} brackets deep "
+            f"({text[:40]!r}...); packs need a few levels"
+        )
     try:
         return parse_sentence(text, keep_text=True)
     except Exception as exc:  # hassil raises several unrelated types
         raise PackError(f"{where}: cannot parse template {text!r}: {exc}") from None
+
+
+def _nesting(text: str) -> int:
+    """How deep the brackets of `text` nest (counted, not parsed)."""
+    depth = deepest = 0
+    for char in text:
+        if char in _OPENING:
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in _CLOSING:
+            depth -= 1
+    return deepest
 
 
 def parse_pack(data: dict[str, Any], source: str, priority: int = 0, locate=None) -> Pack:
