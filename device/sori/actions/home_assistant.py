@@ -60,8 +60,8 @@ def service_call(command: Command) -> tuple[str, str, dict[str, Any]] | None:
     if command.intent == "HassLightSet":
         if "brightness" in s:
             data["brightness_pct"] = s["brightness"]
-        if "brightness_step" in s:  # a follow-up ("더 밝게") when the level is not known
-            data["brightness_step_pct"] = s["brightness_step"]
+        elif isinstance(s.get("brightness_step"), int | float):  # a step the level of
+            data["brightness_step_pct"] = s["brightness_step"]  # which was not worked out
         if "color" in s:
             data["color_name"] = s["color"]
         return "light", "turn_on", data
@@ -69,6 +69,8 @@ def service_call(command: Command) -> tuple[str, str, dict[str, Any]] | None:
         return "climate", "set_temperature", {**data, "temperature": s["temperature"]}
     if command.intent == "HassSetPosition" and "position" in s:
         return domain, "set_cover_position", {**data, "position": s["position"]}
+    if command.intent == "HassSetVolumeRelative" and s.get("volume_step") in ("up", "down"):
+        return domain, f"volume_{s['volume_step']}", data  # the player's own step
     if command.intent == "HassSetVolume" and "volume_level" in s:
         return domain, "volume_set", {**data, "volume_level": s["volume_level"] / 100}
     if command.intent == "HassFanSetSpeed" and "percentage" in s:

@@ -10,6 +10,9 @@ Each committed intent has ONE deadline, `timeout_s` after the registry takes it
 the broker has not acknowledged, shell kills the process group) and say how it ended; the
 registry waits a short grace past it for that answer. Other handlers are cancelled at the
 deadline. A hung handler costs one spoken error, never the next turn.
+
+A brightness step ("거실 불 밝게 해 줘") becomes a level per light here, from the level the
+state source reads (`actions.levels`), before any handler sees it.
 """
 
 from __future__ import annotations
@@ -18,10 +21,11 @@ import asyncio
 import logging
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sori.actions.base import Command, Handler, NotConfirmed, Result
+from sori.actions.levels import DEFAULT_STEP_PCT, is_step, read_levels, said, step_percent, stepped
 from sori.actions.local import LOCAL_INTENTS, LocalHandler
 from sori.actions.media import MusicPlayer
 from sori.actions.speaker import SPEAKER_INTENTS
@@ -76,7 +80,11 @@ class Route:
 
 
 def resolve(home: Home, slots: Mapping[str, Any]) -> list[Device]:
-    """The devices an intent's slots point at: by name, else by area and domain."""
+    """The devices an intent's slots point at: by name, else by area and domain.
+
+    With no area named, a domain means the speaker's room (else the home: "티비 켜" in a
+    room without one); `name: all` with no area means every such device of the home
+    ("모든 불 꺼", "에어컨 다 꺼"), as Home Assistant reads a domain target."""
     area_id = _area_id(home, slots.get("area"))
     if slots.get("area") and area_id is None:
         return []
@@ -89,7 +97,10 @@ def resolve(home: Home, slots: Mapping[str, Any]) -> list[Device]:
     device_class = slots.get("device_class")
     if not domain and not area_id:
         return []
-    candidates = home.devices_in(area_id or home.speaker_area, domain or None)
+    if name == "all" and area_id is None:
+        candidates = home.devices_in(None, domain or None)
+    else:
+        candidates = home.devices_in(area_id or home.speaker_area, domain or None)
     if not candidates and area_id is None:
         candidates = home.devices_in(None, domain or None)
     return [d for d in candidates if not device_class or d.device_class == device_class]
@@ -122,7 +133,14 @@ class ActionRegistry:
         timeout_s: float = 3.0,
         clock: Clock | None = None,
         player: MusicPlayer | None = None,
+        state: Any = None,
+        brightness_step: int = DEFAULT_STEP_PCT,
     ) -> None:
+        self.state = state
+        """Where a light's level is read for a brightness step (a state source: `covers`,
+        `async read`); None: every light is taken to be at levels.DEFAULT_LEVEL_PCT."""
+        self.brightness_step = brightness_step
+        """How far "밝게" / "어둡게" moves a light, in percent."""
         self.clock = clock or MonotonicClock()
         self.player = player or MusicPlayer()
         self.handlers = dict(handlers)
@@ -178,7 +196,45 @@ class ActionRegistry:
         pairs = self.commands(committed, deadline_ns)
         if not pairs:
             return self._no_target(committed)
+        if is_step(committed.intent, committed.slots):
+            return await self._step(committed, pairs, deadline_ns)
         return list(await asyncio.gather(*(self._one(n, c) for n, c in pairs)))
+
+    async def _step(
+        self, committed: IntentCommitted, pairs: list[tuple[str, Command]], deadline_ns: int
+    ) -> list[ActionFinished]:
+        """A brightness step: each light's level read, the step added, the level sent
+        (`actions.levels`); a light that is off and asked to be darker is left alone. The
+        reply names the level."""
+        step = step_percent(committed.slots, self.brightness_step)
+        devices = [c.device for _, c in pairs if c.device is not None]
+        on_255 = frozenset(
+            d.id for d in devices if "{brightness_255}" in repr(self.routes.get(d.id, Route("")))
+        )
+        # reading may take at most half the time the command has
+        left_s = max(0.0, (deadline_ns - time.monotonic_ns()) / 2e9)
+        levels = await read_levels(self.state, devices, left_s, on_255)
+        runs, kept, after = [], [], []
+        for name, command in pairs:
+            level = stepped(levels.get(command.entity_id), step)
+            after.append(level)
+            if level is None:  # off, and asked to be darker: stays off
+                kept.append(
+                    ActionFinished(
+                        self.clock.now_ns(), committed.utterance_id, committed.intent, name,
+                        command.entity_id, ok=True, detail="off; left off",
+                    )
+                )  # fmt: skip
+                continue
+            slots = {k: v for k, v in command.slots.items() if k != "amount"}
+            slots.update(brightness=level, brightness_step=step)
+            runs.append(self._one(name, replace(command, slots=slots)))
+        finished = [*kept, *await asyncio.gather(*runs)]
+        if finished and all(f.ok for f in finished) and not any(f.speech for f in finished):
+            names = [c.device.name if c.device else c.entity_id for _, c in pairs]
+            reply = said(self.local.language, names, after, step)
+            finished[0] = replace(finished[0], speech=reply)
+        return finished
 
     def _no_target(self, committed: IntentCommitted) -> list[ActionFinished]:
         """A failure that says why, for a command that needed a target and found none (no

@@ -7,6 +7,7 @@ import os
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from sori.actions import ActionRegistry, LocalHandler, Route, Timers
 from sori.actions.base import Handler
@@ -99,8 +100,10 @@ def routes(config: Config) -> dict[str, Route]:
 
 
 def build_registry(
-    config: Config, home: Home, timers: Timers, clock: Clock, handlers: dict[str, Handler]
-) -> ActionRegistry:
+    config: Config, home: Home, timers: Timers, clock: Clock, handlers: dict[str, Handler],
+    state: Any = None,
+) -> ActionRegistry:  # fmt: skip
+    """`state`: the state source a brightness step reads a light's level from."""
     return ActionRegistry(
         home,
         handlers,
@@ -115,6 +118,8 @@ def build_registry(
             config.actions.music_content_type,
             config.intents.language,
         ),
+        state,
+        config.conversation.brightness_step,
     )
 
 

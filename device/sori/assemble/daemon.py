@@ -57,8 +57,8 @@ def build_daemon(
     if config.tts.cache:
         cache.warm([*said.values(), *config.tts.warm])
     timers = build_timers(config)
-    registry = build_registry(config, home, timers, clock, build_handlers(config))
     answerer = build_answerer(config, home)
+    registry = build_registry(config, home, timers, clock, build_handlers(config), answerer.source)
     player = Player(build_sink(output), cache, clock)
     conversation = build_conversation(config, input_name, no_wake)
     if conversation.live:  # the microphone hears the speaker: Sori's own voice

@@ -632,8 +632,9 @@ class ConversationConfig:
     """For this many seconds after a command, a follow-up ("안방도", "다시 켜줘", "그거
     꺼줘", "더 밝게") acts on its intent and targets; 0 turns follow-ups off."""
     brightness_step: int = ranged(20, 1, 100)
-    """How far a follow-up "더 밝게" / "더 어둡게" moves the brightness, in percent;
-    "조금만 더" moves half."""
+    """How far "밝게 해 줘" / "어둡게" (and a follow-up "더 밝게") moves the brightness, in
+    percent of the light's current level read from the state source (50 % when unknown);
+    "조금만" moves half."""
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from sori.errors import PackError
 from sori.home import Home
-from sori.intents.korean import canonical_word, is_verb_form, normalize_spoken
+from sori.intents.korean import PARTICLES, canonical_word, is_verb_form, normalize_spoken
 from sori.intents.loader import home_assistant_pack, pack_files, read_pack
 from sori.intents.presets import (
     DEFAULT_FUZZY_THRESHOLD,
@@ -20,13 +20,15 @@ from sori.intents.presets import (
 )
 from sori.intents.slots import (
     ListValue,
+    RangeList,
     SlotList,
     TextList,
+    WildcardList,
     build_list,
     parse_inline_range,
     rule_list,
 )
-from sori.intents.templates import Pack, expand_block, merge_packs, parse_pack
+from sori.intents.templates import Pack, SlotRef, expand_block, merge_packs, parse_pack
 from sori.intents.trie import (
     Node,
     WordNodes,
@@ -81,6 +83,7 @@ def compile_pack(pack: Pack, home: Home, fuzzy_threshold: float | None) -> Prese
     )
     lists.update((name, rule_list(texts)) for name, texts in rule_texts.items())
     _add_inline_ranges(root, lists)
+    anchor_wildcards(root, lists)
     words = list(walk_words(root))  # one walk for the three passes
     known = template_words(words)
     for slot_list in lists.values():
@@ -114,6 +117,76 @@ def _add_inline_ranges(root: Node, lists: dict[str, SlotList]) -> None:
         stack.extend(node.chars.values())
         if node.boundary is not None:
             stack.append(node.boundary)
+
+
+_DIGITS = frozenset("0123456789")
+
+
+def anchor_wildcards(root: Node, lists: dict[str, SlotList]) -> None:
+    """Give each wildcard reference what the template can go on with ("{name} 타이머": 타
+    or 알, {_timer}'s values; "{name} {minutes}분": a number, then 분), so that at match
+    time it ends only where the rest can start instead of at every split of every
+    utterance (a wildcard at the root is tried on every sentence). A reference followed
+    by another wildcard, or by nothing known, stays unanchored. Each anchored reference
+    gets its own list, `<name>@<n>`."""
+    seen: set[int] = set()
+    stack = [root]
+    count = 0
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        for ref, child in list(node.slots.items()):
+            stack.append(child)
+            if not isinstance(lists.get(ref.list_name), WildcardList):
+                continue
+            found = _first_chars(child, lists)
+            if found is None:
+                continue
+            follow, particles, after_number = found
+            count += 1
+            name = f"{ref.list_name}@{count}"
+            lists[name] = WildcardList(
+                follow, bool(child.ends), PARTICLES if particles else (), after_number
+            )
+            anchored = SlotRef(name, ref.slot_name)  # in the same place: the same order
+            node.slots = {anchored if r is ref else r: c for r, c in node.slots.items()}
+        stack.extend(node.chars.values())
+        if node.boundary is not None:
+            stack.append(node.boundary)
+
+
+_Start = tuple[frozenset[str], bool, frozenset[str]]
+
+
+def _first_chars(node: Node, lists: dict[str, SlotList], depth: int = 0) -> _Start | None:
+    """How text matched from `node` on can start: (its first characters, whether a
+    particle may come first (at a word break, or before the end), the characters that
+    may follow a number read first); None when a list there could start with anything."""
+    chars: set[str] = set(node.chars)
+    after_number: set[str] = set()
+    for ref, child in node.slots.items():
+        found = lists.get(ref.list_name)
+        if isinstance(found, TextList):
+            chars |= found.first_chars()
+        elif isinstance(found, RangeList):
+            after = _first_chars(child, lists, depth + 1) if depth < 4 else None
+            if after is None or after[2] or child.ends:
+                chars |= _DIGITS  # what follows the number is not known: any number
+            else:  # its unit ("3분"); a particle between the two ("3을 분") is no Korean
+                after_number |= after[0]
+        else:
+            return None
+    particles = bool(node.ends)
+    if node.boundary is not None:
+        after = _first_chars(node.boundary, lists, depth + 1) if depth < 4 else None
+        if after is None:
+            return None
+        chars |= after[0]
+        after_number |= after[2]
+        particles = True
+    return frozenset(chars), particles, frozenset(after_number)
 
 
 def load_presets(

@@ -16,7 +16,7 @@ DOMAIN_NOUNS_KO = {
 DEVICE_CLASS_NOUNS_KO = {
     "curtain": "커튼", "blind": "블라인드", "shade": "블라인드", "garage": "차고 문",
     "window": "창문", "door": "문", "gate": "대문", "awning": "어닝", "shutter": "셔터",
-    "outlet": "플러그", "tv": "티비", "speaker": "스피커",
+    "outlet": "플러그", "tv": "티비", "speaker": "스피커", "air_purifier": "공기청정기",
 }  # fmt: skip
 
 _ON_OFF_KO = {
@@ -73,15 +73,17 @@ def respond_ko(intent: str, slots: Mapping[str, Any], now: datetime | None = Non
     domain = str(slots.get("domain", ""))
     if intent in ("HassTurnOn", "HassTurnOff"):
         verb = _ON_OFF_KO.get((intent, domain), "켰어요" if intent == "HassTurnOn" else "껐어요")
+        if domain == "vacuum":  # "청소기 청소를 멈췄어요"
+            return f"{target_ko(slots)} {verb}"
         return f"{josa(target_ko(slots), '을/를')} {verb}"
     if intent == "HassLightSet":
         lights = target_ko({**slots, "domain": "light"})
         if "brightness" in slots:
             level = f"{_number(slots['brightness'])}%"
             return f"{lights} 밝기를 {josa(level, '으로/로')} 맞췄어요"
-        if "brightness_step" in slots:  # a follow-up: "더 밝게"
-            way = "밝게" if slots["brightness_step"] > 0 else "어둡게"
-            return f"{josa(lights, '을/를')} 더 {way} 했어요"
+        if "brightness_step" in slots:  # "거실 불 밝게 해 줘", a follow-up's "더 밝게"
+            way = "밝게" if step_sign(slots["brightness_step"]) > 0 else "어둡게"
+            return f"{josa(lights, '을/를')} {_how_far(slots)} {way} 했어요"
         return f"{lights} 색을 바꿨어요"
     if intent == "HassClimateSetTemperature":
         place = next(
@@ -97,8 +99,16 @@ def respond_ko(intent: str, slots: Mapping[str, Any], now: datetime | None = Non
     if intent == "HassSetVolume":
         level = f"{_number(slots.get('volume_level'))}%"
         return f"볼륨을 {josa(level, '으로/로')} 맞췄어요"
+    if intent == "HassSetVolumeRelative":
+        way = "올렸어요" if step_sign(slots.get("volume_step")) > 0 else "내렸어요"
+        what = f"{target_ko(slots)} 볼륨" if slots.get("domain") or slots.get("name") else "볼륨"
+        little = "조금 " if slots.get("amount") == "little" else ""
+        return f"{josa(what, '을/를')} {little}{way}"
     if intent == "HassStartTimer":
-        return f"{duration_ko(slots)} 타이머를 시작했어요".strip()
+        called = " ".join(str(x) for x in (slots.get("name"), duration_ko(slots)) if x)
+        return f"{called} 타이머를 시작했어요".strip()
+    if intent == "HassCancelTimer" and slots.get("name"):
+        return f"{slots['name']} 타이머를 취소했어요"
     if intent == "HassGetCurrentTime":
         now = now or datetime.now()
         half = "오전" if now.hour < 12 else "오후"
@@ -173,6 +183,22 @@ def which_room(language: str, intent: str, slots: Mapping[str, Any], rooms: list
     if not rooms:
         return f"Which room's {noun}? Set [home] area in sori.toml to choose one."
     return f"Which room's {noun}? Say one of: {', '.join(rooms[:6])}."
+
+
+def step_sign(step: Any) -> int:
+    """+1 or -1 for a relative step: "up" / "down" (Home Assistant's volume_step) or a
+    signed number of percent; 0 when it is neither."""
+    if step in ("up", "down"):
+        return 1 if step == "up" else -1
+    try:
+        number = float(step)
+    except (TypeError, ValueError):
+        return 0
+    return (number > 0) - (number < 0)
+
+
+def _how_far(slots: Mapping[str, Any]) -> str:
+    return "조금 더" if slots.get("amount") == "little" else "더"
 
 
 def _number(value: Any) -> str:
