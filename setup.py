@@ -1,4 +1,4 @@
-"""Build step that copies the shipped files into the package (see device/sori/shipped.py).
+"""Build step that copies the shipped files into the package (see device/sori/core/shipped.py).
 
 The packs, the example config, the systemd unit and the model catalog are edited where they
 live in the repository (intents/, device/, models/); a wheel carries them as package data
@@ -12,7 +12,7 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
-# Packaged name -> path in the repository; device/sori/shipped.py holds the same map.
+# Packaged name -> path in the repository; device/sori/core/shipped.py holds the same map.
 SHIPPED = {
     "intents": "intents",
     "sori.example.toml": "device/sori.example.toml",

@@ -34,11 +34,11 @@ sys.path.insert(0, str(REPO / "device"))
 
 from sori.assemble.hearing import build_recognizer  # noqa: E402
 from sori.assemble.understanding import home_from_config, presets_from_config  # noqa: E402
-from sori.audio.sources import FileSource  # noqa: E402
-from sori.board import this_board  # noqa: E402
-from sori.config import first_run_config  # noqa: E402
-from sori.testing import to_frames  # noqa: E402
-from sori.vad import SileroScorer, WebrtcScorer  # noqa: E402
+from sori.core.config import first_run_config  # noqa: E402
+from sori.hearing.audio.sources import FileSource  # noqa: E402
+from sori.hearing.vad import SileroScorer, WebrtcScorer  # noqa: E402
+from sori.provisioning.board import this_board  # noqa: E402
+from sori.testing.fakes import to_frames  # noqa: E402
 
 COMMANDS = ["거실 불 켜 줘", "안방 에어컨 꺼 줘", "화장실 조명 좀 켜 줘", "커튼 쳐 줘",
             "에어컨 이십삼 도로 맞춰 줘", "지금 몇 시야", "오 분 타이머 맞춰 줘",

@@ -97,8 +97,8 @@ def right(found, intent: str, target: str) -> bool:
 def spontaneous_report(rounds: int, clock) -> dict:
     """Right by family, and timings, on the spontaneous set, normaliser on and off."""
     from sori.assemble.understanding import home_from_config
-    from sori.config import load_config
-    from sori.intents import load_presets
+    from sori.core.config import load_config
+    from sori.understanding.intents import load_presets
 
     presets = load_presets("ko", home_from_config(load_config(str(EXAMPLE)).home))
     rows = spontaneous_rows()
@@ -160,9 +160,9 @@ def main() -> int:
 
     from hassil import recognize_best
 
-    from sori.conformance import load_cases
-    from sori.intents import load_presets
-    from sori.intents.loader import load_fixtures
+    from sori.testing.conformance import load_cases
+    from sori.understanding.intents import load_presets
+    from sori.understanding.intents.loader import load_fixtures
 
     folder = args.shared / "conformance" / "ha-intents-ko"
     if not folder.is_dir():

@@ -56,11 +56,11 @@ def median(values: list[float]) -> float:
 
 
 def bench_local(model: str, threads: int, runs: int) -> dict:
-    from sori.llm.constrained import decode
-    from sori.llm.local import LocalLLM
-    from sori.llm.prompts import answer_instruction, judge_instruction
-    from sori.llm.schema import IntentSpec, Vocabulary
-    from sori.llm.sentences import SentenceSplitter
+    from sori.thinking.constrained import decode
+    from sori.thinking.local import LocalLLM
+    from sori.thinking.prompts import answer_instruction, judge_instruction
+    from sori.thinking.schema import IntentSpec, Vocabulary
+    from sori.thinking.sentences import SentenceSplitter
 
     vocab = Vocabulary(
         intents=(
@@ -136,8 +136,8 @@ def bench_local(model: str, threads: int, runs: int) -> dict:
 
 
 def bench_router(turns: int = 2000) -> dict:
-    from sori.llm.base import Judgment, Token
-    from sori.llm.router import Router
+    from sori.thinking.base import Judgment, Token
+    from sori.thinking.router import Router
 
     class Hit:
         intent, slots, confidence, response = "HassTurnOn", {"area": "거실"}, 1.0, "켰어요"
@@ -209,8 +209,8 @@ def bench_failover(model: str, threads: int, runs: int) -> dict:
 
 
 def _failover(model: str, threads: int, runs: int, port: int, log) -> dict:
-    from sori.llm.base import Ask
-    from sori.llm.edge import EdgeClient, EdgeSettings, Endpoint
+    from sori.thinking.base import Ask
+    from sori.thinking.edge import EdgeClient, EdgeSettings, Endpoint
 
     server = subprocess.Popen(
         [sys.executable, "-m", "llama_cpp.server", "--model", model, "--chat_format", "gemma"]
@@ -284,7 +284,7 @@ def main() -> int:
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)  # failovers are expected here
 
-    from sori.llm.local import default_model_path, default_threads
+    from sori.thinking.local import default_model_path, default_threads
 
     model = args.model or default_model_path()
     args.threads = args.threads or default_threads()

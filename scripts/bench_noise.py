@@ -15,7 +15,7 @@ up as at start-up (`--warm-up-s`, default the config's `stt.warm_up_s`).
 - CER: the transcripts of a clip's utterances joined, against the manifest's, spaces
   ignored; summed over the clips.
 - Commands: the clips are read news and novel sentences, none a command: every
-  IntentCommitted for a device intent (sori.actions.registry.DEVICE_INTENTS) is a false
+  IntentCommitted for a device intent (sori.acting.actions.registry.DEVICE_INTENTS) is a false
   action.
 - First utterance: the first clean clip replayed right after the recognizer was built,
   against the median of the other clean clips: commit latency when there was a commit,
@@ -24,7 +24,7 @@ up as at start-up (`--warm-up-s`, default the config's `stt.warm_up_s`).
 - Denoised (`--denoise auto`): how many utterances were heard denoised, of all; the JSON
   has each one's room level (`room_dbfs`).
 
-Noise is mixed deterministically (seed per clip and condition) with sori.audio.augment;
+Noise is mixed deterministically (seed per clip and condition) with sori.hearing.audio.augment;
 babble for a clip is made of the other clips. Nothing is stored.
 """
 
@@ -45,15 +45,15 @@ sys.path.insert(0, str(REPO / "device"))
 
 import numpy as np  # noqa: E402
 
-from sori.actions.registry import DEVICE_INTENTS  # noqa: E402
+from sori.acting.actions.registry import DEVICE_INTENTS  # noqa: E402
 from sori.assemble.hearing import build_recognizer  # noqa: E402
 from sori.assemble.understanding import home_from_config, presets_from_config  # noqa: E402
-from sori.audio.augment import babble, make_noise, mix_at_snr, to_pcm16  # noqa: E402
-from sori.audio.ring import FrameChunker  # noqa: E402
-from sori.audio.sources import read_file  # noqa: E402
-from sori.config import load_config  # noqa: E402
-from sori.replaying import replay_source  # noqa: E402
-from sori.testing import character_errors  # noqa: E402
+from sori.core.config import load_config  # noqa: E402
+from sori.hearing.audio.augment import babble, make_noise, mix_at_snr, to_pcm16  # noqa: E402
+from sori.hearing.audio.ring import FrameChunker  # noqa: E402
+from sori.hearing.audio.sources import read_file  # noqa: E402
+from sori.testing.fakes import character_errors  # noqa: E402
+from sori.testing.replaying import replay_source  # noqa: E402
 
 NOISES = ("white", "pink", "babble")
 SNRS_DB = (20, 10, 5)

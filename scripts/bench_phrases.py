@@ -21,12 +21,12 @@ import time
 from pathlib import Path
 
 from sori.assemble.understanding import home_from_config
-from sori.audio.sources import FileSource
-from sori.config import load_config
-from sori.config.sections import VoskConfig
-from sori.intents import load_presets
-from sori.stt.base import normalize_text
-from sori.stt.vosk import VoskRecognizer, load_model
+from sori.core.config import load_config
+from sori.core.config.sections import VoskConfig
+from sori.hearing.audio.sources import FileSource
+from sori.hearing.stt.base import normalize_text
+from sori.hearing.stt.vosk import VoskRecognizer, load_model
+from sori.understanding.intents import load_presets
 
 ROOT = Path(__file__).resolve().parents[1]
 CLIPS = ROOT.parent / "shared" / "audio" / "ko-read"

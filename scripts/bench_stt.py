@@ -42,14 +42,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "device"))
 
-from sori.audio.sources import FileSource, RawSource  # noqa: E402
-from sori.config import parse_config  # noqa: E402
-from sori.config.sections import SttConfig, VoskConfig  # noqa: E402
-from sori.intents import IntentMatch, load_presets  # noqa: E402
-from sori.replaying import replay_source  # noqa: E402
-from sori.stt.base import warm_up  # noqa: E402
-from sori.stt.vosk import VoskRecognizer, load_model  # noqa: E402
-from sori.testing import agreement, character_errors  # noqa: E402
+from sori.core.config import parse_config  # noqa: E402
+from sori.core.config.sections import SttConfig, VoskConfig  # noqa: E402
+from sori.hearing.audio.sources import FileSource, RawSource  # noqa: E402
+from sori.hearing.stt.base import warm_up  # noqa: E402
+from sori.hearing.stt.vosk import VoskRecognizer, load_model  # noqa: E402
+from sori.testing.fakes import agreement, character_errors  # noqa: E402
+from sori.testing.replaying import replay_source  # noqa: E402
+from sori.understanding.intents import IntentMatch, load_presets  # noqa: E402
 
 PHRASES = [
     "거실 불 켜 줘",
@@ -203,7 +203,7 @@ def main() -> int:
         rec = VoskRecognizer(model, phrases=PHRASES, mode=mode)
         results["rtf"].append(measure_rtf(f"vosk {mode}", rec, data))
     if args.sherpa_dir and args.only != "latency":
-        from sori.stt.sherpa import SherpaModelFiles, SherpaRecognizer
+        from sori.hearing.stt.sherpa import SherpaModelFiles, SherpaRecognizer
 
         rec = SherpaRecognizer(SherpaModelFiles.find(args.sherpa_dir), phrases=PHRASES)
         results["rtf"].append(measure_rtf("sherpa", rec, data))

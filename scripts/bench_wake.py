@@ -51,7 +51,9 @@ import numpy as np
 
 from sori.assemble.hearing import build_hearing
 from sori.assemble.wake import build_wake_detector
-from sori.audio.augment import (
+from sori.core.config import Config
+from sori.core.events import WakeDetected
+from sori.hearing.audio.augment import (
     at_dbfs,
     babble,
     gain_db,
@@ -61,12 +63,10 @@ from sori.audio.augment import (
     room_impulse,
     to_pcm16,
 )
-from sori.audio.echo_cancel import EchoCanceller, cancel_echo
-from sori.audio.format import RATE_HZ, AudioFrame
-from sori.config import Config
-from sori.events import WakeDetected
-from sori.pacing import ReplayClock, replay
-from sori.wake_gate import NeverOpen
+from sori.hearing.audio.echo_cancel import EchoCanceller, cancel_echo
+from sori.hearing.audio.format import RATE_HZ, AudioFrame
+from sori.hearing.pacing import ReplayClock, replay
+from sori.hearing.wake_gate import NeverOpen
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "audio" / "ko-read"
 FALSE_PHRASES = ["소리야", "빅스비", "헤이 소리"]
@@ -151,10 +151,10 @@ SAID_AT_S = (2.0, 3.0, 4.1, 5.5)
 
 def hear_live(config: Config, detector, audio: np.ndarray, played: np.ndarray, canceller=None):
     """(wake events, CPU seconds) of `audio` heard live while the speaker played `played`
-    from `ECHO_LEAD_S`, through `canceller` (sori.audio.echo_cancel) when
+    from `ECHO_LEAD_S`, through `canceller` (sori.hearing.audio.echo_cancel) when
     `audio.echo_cancel` is "auto"."""
-    from sori.audio.played import PlayedAudio
-    from sori.conversation.listening import Conversation
+    from sori.hearing.audio.played import PlayedAudio
+    from sori.serving.conversation.listening import Conversation
 
     conversation = Conversation(gated=True, live=True)
     conversation.echo = PlayedAudio()
@@ -183,8 +183,8 @@ def echo_path(rt60_s: float, rng):
 def echo_trials(base: Config, clips, openers: dict[str, str], rt60_s: float, rng) -> dict:
     """The `--echo` figures (see the module docstring)."""
     from sori.assemble.speaking import REPLIES, build_voice
-    from sori.audio.augment import said_over
-    from sori.audio.format import to_pipeline
+    from sori.hearing.audio.augment import said_over
+    from sori.hearing.audio.format import to_pipeline
 
     voice = build_voice(base)
     heard = echo_path(rt60_s, rng)
@@ -244,7 +244,7 @@ def echo_trials(base: Config, clips, openers: dict[str, str], rt60_s: float, rng
 def opening_words(clips) -> dict[str, str]:
     """Each clip's first word, when it is a word of two syllables or more the model knows
     (one syllable is no name to call)."""
-    from sori.stt.vosk import load_model
+    from sori.hearing.stt.vosk import load_model
 
     model = load_model()
     openers = {}

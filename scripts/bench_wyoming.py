@@ -35,9 +35,9 @@ async def main(args: argparse.Namespace) -> dict:
     from wyoming.tts import Synthesize
 
     from sori.assemble.understanding import home_from_config
-    from sori.config import EXAMPLE_CONFIG, load_config
-    from sori.testing import character_errors
-    from sori.wyoming_server import WyomingServer, load_services
+    from sori.core.config import EXAMPLE_CONFIG, load_config
+    from sori.serving.wyoming_server import WyomingServer, load_services
+    from sori.testing.fakes import character_errors
 
     config = load_config(str(EXAMPLE_CONFIG))
     started = time.perf_counter()

@@ -107,8 +107,8 @@ def main() -> int:
     rng = random.Random(args.seed)
 
     from sori.assemble.understanding import home_from_config
-    from sori.config import EXAMPLE_CONFIG, load_config
-    from sori.intents import load_presets
+    from sori.core.config import EXAMPLE_CONFIG, load_config
+    from sori.understanding.intents import load_presets
 
     home = home_from_config(load_config(str(EXAMPLE_CONFIG)).home)
     exact = load_presets("ko", home, fuzzy_threshold=None)

@@ -39,14 +39,14 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "device"))
 
-from sori.audio.augment import make_noise, mix_at_snr, to_pcm16  # noqa: E402
-from sori.audio.sources import FileSource  # noqa: E402
-from sori.config.sections import VoskConfig  # noqa: E402
-from sori.errors import SoriError  # noqa: E402
-from sori.intents import load_presets  # noqa: E402
-from sori.intents.loader import load_fixtures  # noqa: E402
-from sori.stt.vosk import VoskRecognizer, load_model  # noqa: E402
-from sori.testing import agreement  # noqa: E402
+from sori.core.config.sections import VoskConfig  # noqa: E402
+from sori.core.errors import SoriError  # noqa: E402
+from sori.hearing.audio.augment import make_noise, mix_at_snr, to_pcm16  # noqa: E402
+from sori.hearing.audio.sources import FileSource  # noqa: E402
+from sori.hearing.stt.vosk import VoskRecognizer, load_model  # noqa: E402
+from sori.testing.fakes import agreement  # noqa: E402
+from sori.understanding.intents import load_presets  # noqa: E402
+from sori.understanding.intents.loader import load_fixtures  # noqa: E402
 
 THRESHOLDS = (-30.0, -20.0, -10.0, -5.0, -2.0, 0.0, 2.0, 5.0, 10.0)
 

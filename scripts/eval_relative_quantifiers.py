@@ -133,8 +133,8 @@ def main() -> int:
     parser.add_argument("--verbose", action="store_true", help="print each wrong sentence")
     args = parser.parse_args()
     from sori.assemble.understanding import home_from_config
-    from sori.config import load_config
-    from sori.intents import load_presets
+    from sori.core.config import load_config
+    from sori.understanding.intents import load_presets
 
     home = home_from_config(load_config(str(ROOT / "device" / "sori.example.toml")).home)
     report = evaluate(load_presets("ko", home))

@@ -7,7 +7,7 @@
 # On aarch64 every dependency but llama-cpp-python has a wheel on PyPI (srt, which vosk
 # needs, is pure Python and builds anywhere; scripts/check_aarch64_wheels.py checks), so
 # llama-cpp-python compiles here: with CUDA on a Jetson (nvcc present), for this CPU
-# elsewhere; the flags are the board profiles' (device/sori/board.py, llama_cmake).
+# elsewhere; the flags are the board profiles' (device/sori/provisioning/board.py, llama_cmake).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -116,7 +116,7 @@ def serve_api(daemon: Any, scenario: Any, timeout_s: float = 60) -> Any:
     that sends `API_TOKEN`; closes both; returns what the scenario returns."""
     import httpx
 
-    from sori.http_api import HttpApi
+    from sori.serving.http_api import HttpApi
 
     async def main() -> Any:
         api = HttpApi(daemon, "127.0.0.1:0", token=API_TOKEN)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sori.audio.augment import said_over, voiced_rms
+from sori.hearing.audio.augment import said_over, voiced_rms
 
 REPLY = (
     "거실 조명을 켰어요. 오늘 서울은 대체로 맑고 낮 최고 기온은 십오 도로 어제보다 조금 "
@@ -21,7 +21,7 @@ LEAD_S = 0.5
 def sori_says(config, text: str) -> np.ndarray:
     """`text` in the config's voice (espeak-ng by default), 16 kHz, on the int16 scale."""
     from sori.assemble.speaking import build_voice
-    from sori.audio.format import to_pipeline
+    from sori.hearing.audio.format import to_pipeline
 
     voice = build_voice(config)
     pcm = np.frombuffer(b"".join(voice.synthesize(text)), np.int16) / 32768
@@ -60,7 +60,7 @@ def with_echo(frame, played, gain: float, since_ns: int):
     """`frame` as a microphone in the room hears it: with what `played` (a PlayedAudio)
     says the speaker played from clock time `since_ns` for the frame's length, at `gain`
     (no echo cancellation)."""
-    from sori.audio.format import AudioFrame
+    from sori.hearing.audio.format import AudioFrame
 
     echo = np.frombuffer(played.between(since_ns, since_ns + frame.duration_ns), np.int16)
     mixed = np.frombuffer(frame.pcm, np.int16) + echo * gain

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sori.audio.format import RATE_HZ, to_pipeline, write_wav
+from sori.hearing.audio.format import RATE_HZ, to_pipeline, write_wav
 
 SENTENCES = (
     "Turn on the kitchen lights.",

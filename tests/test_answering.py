@@ -12,9 +12,9 @@ from aiohttp import web
 
 from broker import Subscriber
 from daemon_kit import ENGLISH_HOME, build
-from sori.home import Area, Device, Home
-from sori.intent_kinds import QUERY, kind_of
-from sori.state import answering_devices
+from sori.acting.state import answering_devices
+from sori.core.home import Area, Device, Home
+from sori.core.intent_kinds import QUERY, kind_of
 
 HOME = """
 [intents]

@@ -8,10 +8,10 @@ import stat
 
 import pytest
 
-from sori.api_access import build_access, ensure_token, load_token
 from sori.cli import main
-from sori.config.sections import HttpConfig
-from sori.errors import ConfigError
+from sori.core.config.sections import HttpConfig
+from sori.core.errors import ConfigError
+from sori.serving.api_access import build_access, ensure_token, load_token
 
 
 def test_setup_writes_a_private_token_and_prints_the_config(tmp_path, capsys):

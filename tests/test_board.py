@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from sori.board import PROFILES, apply_board, detect_board
-from sori.config import Config, parse_config
+from sori.core.config import Config, parse_config
+from sori.provisioning.board import PROFILES, apply_board, detect_board
 
 A76 = "processor\t: 0\nCPU part\t: 0xd0b\n"
 A55_A76 = "processor\t: 0\nCPU part\t: 0xd05\nprocessor\t: 4\nCPU part\t: 0xd0b\n"

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from model_server import ModelServer
-from sori.board import PROFILES
-from sori.bundle.pack import _build_sori_wheel, _requirements
 from sori.cli import main
+from sori.provisioning.board import PROFILES
+from sori.provisioning.bundle.pack import _build_sori_wheel, _requirements
 
 PI5 = PROFILES["pi5"].models
 X86 = ["manylinux2014_x86_64"]
@@ -174,7 +174,7 @@ def test_round_trip_installs_wheels_models_and_config(world, bundle, tmp_path, c
     assert (store / zipformer / "model.onnx").read_bytes() == fetched.read_bytes()
     assert main(["models", "verify", "--catalog", str(world["catalog"]), "--dir", str(store)]) == 0
     assert not [p for p in (store / ".partial").iterdir()]  # nothing left half-way
-    from sori.config import load_config
+    from sori.core.config import load_config
 
     loaded = load_config(str(config))
     assert loaded.board.profile == "pi5"

@@ -26,9 +26,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sori.bundle.layout import FORMAT, MANIFEST, MEMBER_MAX_BYTES, Manifest
 from sori.cli import main
-from sori.errors import BundleError
+from sori.core.errors import BundleError
+from sori.provisioning.bundle.layout import FORMAT, MANIFEST, MEMBER_MAX_BYTES, Manifest
 from test_bundle import _tiny_wheel
 
 MODEL = "tiny-model"

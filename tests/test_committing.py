@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from sori.clock import FakeClock
-from sori.committing import CommitSettings, Committer, Turn
-from sori.events import IntentCommitted, IntentCorrected, IntentNotRecognized
-from sori.intents import IntentMatch
-from sori.stt.base import Hypothesis
+from sori.core.clock import FakeClock
+from sori.core.events import IntentCommitted, IntentCorrected, IntentNotRecognized
+from sori.hearing.committing import CommitSettings, Committer, Turn
+from sori.hearing.stt.base import Hypothesis
+from sori.understanding.intents import IntentMatch
 
 MS = 1_000_000
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sori.config import Config, find_config, load_config, parse_config
-from sori.errors import ConfigError
+from sori.core.config import Config, find_config, load_config, parse_config
+from sori.core.errors import ConfigError
 
 
 def test_no_file_means_embedded_defaults(tmp_path, monkeypatch):

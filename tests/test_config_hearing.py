@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from sori.assemble.hearing import build_recognizer, commit_settings, endpoint_settings
-from sori.config import Config, parse_config
-from sori.errors import ConfigError
-from sori.pipeline import CommitSettings
-from sori.vad import EndpointSettings
+from sori.core.config import Config, parse_config
+from sori.core.errors import ConfigError
+from sori.hearing.pipeline import CommitSettings
+from sori.hearing.vad import EndpointSettings
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "device" / "sori.example.toml"
 SECTIONS = ("audio", "vad", "stt", "commit")

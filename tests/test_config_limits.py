@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sori.config import Config, load_config, parse_config, parse_toml
-from sori.config.schema import allowed, in_range
-from sori.errors import ConfigError
+from sori.core.config import Config, load_config, parse_config, parse_toml
+from sori.core.config.schema import allowed, in_range
+from sori.core.errors import ConfigError
 
 
 def _sections(cls: type = Config, path: str = ""):

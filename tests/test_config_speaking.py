@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sori.config import parse_config
-from sori.errors import ConfigError
+from sori.core.config import parse_config
+from sori.core.errors import ConfigError
 
 
 def lamp(**kw):

@@ -14,7 +14,7 @@ import pytest
 from broker import free_port
 from daemon_kit import build, write_config
 from faults import Mosquitto
-from sori.events import IntentCommitted, PlaybackStopped, SpeechStarted, UtteranceHeard
+from sori.core.events import IntentCommitted, PlaybackStopped, SpeechStarted, UtteranceHeard
 
 
 def frames(path) -> int:

@@ -8,8 +8,8 @@ import asyncio
 from collections.abc import AsyncIterator
 
 from daemon_kit import build, write_config
-from sori.llm.base import Ask, Judgment, Token
-from sori.llm.router import Router, RouterSettings
+from sori.thinking.base import Ask, Judgment, Token
+from sori.thinking.router import Router, RouterSettings
 
 
 class ScriptedLocal:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sori import doctor
 from sori.cli import main
-from sori.config import Config, parse_config
+from sori.core.config import Config, parse_config
+from sori.provisioning import doctor
 
 PI5_CPUINFO = "processor\t: 0\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 asimddp\n"
 AMX_CPUINFO = "flags\t\t: fpu avx2 fma avx512f amx_tile amx_int8\n"

@@ -7,7 +7,7 @@ import stat
 
 import pytest
 
-from sori.files import replace_file
+from sori.core.files import replace_file
 
 
 def _mode(path) -> int:

@@ -12,10 +12,10 @@ import queue
 import pytest
 
 from daemon_kit import build, write_config
-from sori.clock import FakeClock
-from sori.conversation.context import Context, parse, remember, resolve
-from sori.events import ActionFinished, IntentCommitted, IntentNotRecognized
-from sori.home import Area, Device, Home
+from sori.core.clock import FakeClock
+from sori.core.events import ActionFinished, IntentCommitted, IntentNotRecognized
+from sori.core.home import Area, Device, Home
+from sori.serving.conversation.context import Context, parse, remember, resolve
 
 BEDROOM_LIGHT = """
 [[home.devices]]

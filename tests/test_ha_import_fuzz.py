@@ -12,9 +12,9 @@ from typing import Any
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from sori.config import parse_config
-from sori.errors import ConfigError, SoriError
-from sori.ha_import import Registries, home_tables, home_toml
+from sori.core.config import parse_config
+from sori.core.errors import ConfigError, SoriError
+from sori.provisioning.ha_import import Registries, home_tables, home_toml
 
 TRICKY = list("ab거실 _.-\"'\\[]=#{},\n\r\t\x00\x1b\x7f\u202e\u200b\u2028\ufeff") + ["\ud800"]
 """Characters that end strings, lines and tables in TOML, or hide what a name shows."""

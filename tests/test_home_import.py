@@ -16,7 +16,7 @@ import pytest
 from broker import free_port
 from ha_server import TOKEN, HaServer
 from sori.commands.options import load_home, load_understanding
-from sori.config import parse_config
+from sori.core.config import parse_config
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -25,11 +25,11 @@ from typing import Any
 import pytest
 
 from ha_server import AREAS, ENTITIES, FLOORS, TOKEN, HaServer, Raw
+from sori.acting.ha_rest import rest_client
 from sori.cli import main
 from sori.commands.options import load_home
-from sori.config import parse_config
-from sori.errors import ConfigError
-from sori.ha_rest import rest_client
+from sori.core.config import parse_config
+from sori.core.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[1]
 

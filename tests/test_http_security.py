@@ -20,9 +20,9 @@ import time
 import pytest
 
 from daemon_kit import build, events_of_turn, write_config
-from sori.config.sections import HttpConfig
-from sori.errors import ConfigError
-from sori.http_api import HttpApi
+from sori.core.config.sections import HttpConfig
+from sori.core.errors import ConfigError
+from sori.serving.http_api import HttpApi
 
 TOKEN = "correct-horse-battery-staple-0123456789"
 GOOD_SAY = "거실 불 켜줘"
@@ -415,9 +415,9 @@ async def _open_connections(api: HttpApi) -> int:
 
 
 def test_events_without_the_token_show_no_targets_handlers_or_words():
-    from sori.daemon import event_json
-    from sori.events import ActionFinished, TurnRouted, WakeDetected
-    from sori.http_api import public_event
+    from sori.core.events import ActionFinished, TurnRouted, WakeDetected
+    from sori.serving.daemon import event_json
+    from sori.serving.http_api import public_event
 
     acted = ActionFinished(
         t_ns=1, utterance_id=2, intent="HassTurnOff", handler="mqtt", target="lock.front_door",

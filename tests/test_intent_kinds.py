@@ -8,8 +8,8 @@ from pathlib import Path
 
 import yaml
 
-from sori.intent_kinds import COMMAND, KINDS, NOTHING, QUERY, is_command, kind_of
-from sori.intents.loader import home_assistant_pack
+from sori.core.intent_kinds import COMMAND, KINDS, NOTHING, QUERY, is_command, kind_of
+from sori.understanding.intents.loader import home_assistant_pack
 
 PACKS = Path(__file__).resolve().parents[1] / "intents"
 
@@ -30,7 +30,7 @@ def home_assistant_intents() -> set[str]:
 def test_every_intent_of_sori_and_home_assistant_has_a_kind():
     korean = set(home_assistant_pack("ko")["intents"])
     unclassed = (pack_intents() | korean | home_assistant_intents()) - KINDS.keys()
-    assert not unclassed, f"add these to sori.intent_kinds.KINDS: {sorted(unclassed)}"
+    assert not unclassed, f"add these to sori.core.intent_kinds.KINDS: {sorted(unclassed)}"
 
 
 def test_questions_never_act():

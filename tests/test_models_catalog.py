@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from sori.errors import ModelError
-from sori.models import load_catalog
-from sori.models.catalog import BOARDS, KINDS
+from sori.core.errors import ModelError
+from sori.provisioning.models import load_catalog
+from sori.provisioning.models.catalog import BOARDS, KINDS
 
 
 def test_shipped_catalog_loads_and_covers_every_kind_and_board():
@@ -37,7 +37,7 @@ def test_checksums_are_real_or_marked_unverified():
 
 
 def test_use_keys_name_real_config_keys():
-    from sori.config import Config
+    from sori.core.config import Config
 
     for entry in load_catalog():
         for dotted in entry.config:

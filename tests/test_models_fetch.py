@@ -185,7 +185,7 @@ def test_use_writes_the_config_keys(catalog, tmp_path, capsys):
     assert "not installed" in capsys.readouterr().err
     assert models(catalog, root, "fetch", "stt-gz") == 0
     assert models(catalog, root, "use", "stt-gz", "--config", str(config)) == 0
-    from sori.config import load_config
+    from sori.core.config import load_config
 
     loaded = load_config(str(config))
     assert loaded.stt.backend == "sherpa"

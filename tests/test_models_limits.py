@@ -19,11 +19,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sori.errors import ModelError
-from sori.models import load_catalog
-from sori.models.catalog import CatalogEntry
-from sori.models.fetch import DownloadLimits, fetch, max_download_bytes
-from sori.models.store import MAX_MEMBERS
+from sori.core.errors import ModelError
+from sori.provisioning.models import load_catalog
+from sori.provisioning.models.catalog import CatalogEntry
+from sori.provisioning.models.fetch import DownloadLimits, fetch, max_download_bytes
+from sori.provisioning.models.store import MAX_MEMBERS
 
 
 class Hostile(BaseHTTPRequestHandler):

@@ -15,8 +15,8 @@ import pytest
 
 from daemon_kit import ENGLISH_HOME, HOME_TOML, build, write_config
 from sori.assemble.understanding import Swappable, home_from_config, presets_from_config
-from sori.config import parse_config
-from sori.multi_command import MAX_PARTS, plan
+from sori.core.config import parse_config
+from sori.understanding.multi_command import MAX_PARTS, plan
 
 SENTINEL = "에어컨 꺼줘"
 SENTINEL_MESSAGE = ("sori/climate/bedroom/set", "OFF")

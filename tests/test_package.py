@@ -76,7 +76,7 @@ def test_installed_wheel_runs_demo_outside_the_checkout(wheel, tmp_path):
     assert done.returncode == 0, done.stderr
     assert '"intent": "HassTurnOn"' in done.stdout, done.stdout
     where = subprocess.run(
-        [str(python), "-c", "import sori, sori.shipped as s; print(sori.__file__); "
+        [str(python), "-c", "import sori, sori.core.shipped as s; print(sori.__file__); "
          "print(s.shipped_path('intents')); print(s.shipped_path('catalog.toml'))"],
         cwd=tmp_path, env=env, capture_output=True, text=True, check=True,
     ).stdout.split()  # fmt: skip
@@ -120,7 +120,7 @@ def test_missing_extra_is_named():
 
 
 def test_replay_format_names_match_the_audio_module():
-    from sori.audio.format import RAW_FORMATS
     from sori.commands.replay import RAW_FORMAT_NAMES
+    from sori.hearing.audio.format import RAW_FORMATS
 
     assert sorted(RAW_FORMATS) == list(RAW_FORMAT_NAMES)

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
-from sori.clock import FakeClock
-from sori.committing import CommitSettings
-from sori.events import (
+from sori.core.clock import FakeClock
+from sori.core.events import (
     IntentCommitted,
     IntentCorrected,
     IntentNotRecognized,
@@ -17,11 +16,12 @@ from sori.events import (
     TranscriptPartial,
     UtteranceHeard,
 )
-from sori.intents import IntentMatch
-from sori.pacing import ReplayClock, hear, replay
-from sori.pipeline import Hearing
-from sori.testing import Cue, EnergyScorer, ScriptedRecognizer, kinds, run_frames, tone_frames
-from sori.vad import EndpointSettings
+from sori.hearing.committing import CommitSettings
+from sori.hearing.pacing import ReplayClock, hear, replay
+from sori.hearing.pipeline import Hearing
+from sori.hearing.vad import EndpointSettings
+from sori.testing.fakes import Cue, EnergyScorer, ScriptedRecognizer, kinds, run_frames, tone_frames
+from sori.understanding.intents import IntentMatch
 
 MS = 1_000_000
 
@@ -314,8 +314,8 @@ class LiveRoom:
     muted = False
 
     def __init__(self):
-        from sori.audio.played import PlayedAudio
-        from sori.testing import tone_pcm
+        from sori.hearing.audio.played import PlayedAudio
+        from sori.testing.fakes import tone_pcm
 
         self.echo = PlayedAudio()
         self.echo.add(1100 * MS, tone_pcm([(1200, True)]), 16000)

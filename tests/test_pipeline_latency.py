@@ -3,13 +3,13 @@ even when noise that the voice detector takes for voice keeps the utterance open
 
 from __future__ import annotations
 
-from sori.clock import FakeClock
-from sori.events import IntentCommitted, SpeechStopped, UtteranceHeard
-from sori.intents import IntentMatch
-from sori.pipeline import CommitSettings, Hearing
-from sori.replaying import summarize
-from sori.testing import Cue, EnergyScorer, ScriptedRecognizer, run_frames, tone_frames
-from sori.vad import EndpointSettings
+from sori.core.clock import FakeClock
+from sori.core.events import IntentCommitted, SpeechStopped, UtteranceHeard
+from sori.hearing.pipeline import CommitSettings, Hearing
+from sori.hearing.vad import EndpointSettings
+from sori.testing.fakes import Cue, EnergyScorer, ScriptedRecognizer, run_frames, tone_frames
+from sori.testing.replaying import summarize
+from sori.understanding.intents import IntentMatch
 
 MS = 1_000_000
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 import wave
 
-from sori.audio.sinks import WavSink
-from sori.clock import MonotonicClock
-from sori.events import PlaybackStarted, PlaybackStopped
-from sori.playback import Player
-from sori.tts.cache import ReplyCache
-from sori.tts.earcon import earcon
-from sori.tts.espeak import EspeakVoice
+from sori.core.clock import MonotonicClock
+from sori.core.events import PlaybackStarted, PlaybackStopped
+from sori.hearing.audio.sinks import WavSink
+from sori.speaking.cache import ReplyCache
+from sori.speaking.earcon import earcon
+from sori.speaking.espeak import EspeakVoice
+from sori.speaking.playback import Player
 
 
 class BrokenVoice:

@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from daemon_kit import build, events_of_turn, write_config
-from sori.http_api import HttpApi
-from sori.logs import JsonFormatter, TextFormatter
-from sori.redact import is_secret_name, redact, redact_data
+from sori.core.logs import JsonFormatter, TextFormatter
+from sori.core.redact import is_secret_name, redact, redact_data
+from sori.serving.http_api import HttpApi
 
 SECRET_URL = "http://bob:hunter2@127.0.0.1:{port}/hook?token=s3cret&room=1"
 

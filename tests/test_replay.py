@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from hearing_fixtures import english_speech
-from sori.audio.format import RATE_HZ, write_wav
-from sori.replaying import FIELDS
+from sori.hearing.audio.format import RATE_HZ, write_wav
+from sori.testing.replaying import FIELDS
 
 
 def sori(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:

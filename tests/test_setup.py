@@ -11,7 +11,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-from sori.config import load_config
+from sori.core.config import load_config
 
 REPO = Path(__file__).resolve().parents[1]
 

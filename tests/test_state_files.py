@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from daemon_kit import write_config
-from sori.actions.timers import Timers
-from sori.conversation.listening import Conversation
+from sori.acting.actions.timers import Timers
+from sori.serving.conversation.listening import Conversation
 
 GOOD_TIMER = {"id": 3, "seconds": 60.0, "ends_s": 2_000_000_000.0, "name": "파스타"}
 

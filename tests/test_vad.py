@@ -5,17 +5,17 @@ from __future__ import annotations
 import pytest
 
 from hearing_fixtures import english_speech
-from sori.clock import FakeClock
-from sori.errors import ConfigError
-from sori.events import SpeechStarted, SpeechStopped
-from sori.testing import to_frames
-from sori.vad import (
+from sori.core.clock import FakeClock
+from sori.core.errors import ConfigError
+from sori.core.events import SpeechStarted, SpeechStopped
+from sori.hearing.vad import (
     Endpointer,
     EndpointSettings,
     EndpointState,
     WebrtcScorer,
     endpoint_step,
 )
+from sori.testing.fakes import to_frames
 
 MS = 1_000_000
 

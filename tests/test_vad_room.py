@@ -1,7 +1,7 @@
 """The voice detector in a room: generated noise, hum after speech, start-up blips, two
 commands split by noise after a digital silence, and the shared read clips.
 
-Noise is made here from fixed seeds (sori.audio.augment), never stored."""
+Noise is made here from fixed seeds (sori.hearing.audio.augment), never stored."""
 
 from __future__ import annotations
 
@@ -12,13 +12,12 @@ import numpy as np
 import pytest
 
 from sori.assemble.hearing import build_scorer, endpoint_settings
-from sori.audio.augment import NOISE_KINDS, at_dbfs, make_noise, mix_at_snr, to_pcm16
-from sori.audio.sources import FileSource
-from sori.clock import FakeClock
-from sori.config import Config, VadConfig, parse_config
-from sori.errors import AudioError, ConfigError
-from sori.testing import to_frames
-from sori.vad import (
+from sori.core.clock import FakeClock
+from sori.core.config import Config, VadConfig, parse_config
+from sori.core.errors import AudioError, ConfigError
+from sori.hearing.audio.augment import NOISE_KINDS, at_dbfs, make_noise, mix_at_snr, to_pcm16
+from sori.hearing.audio.sources import FileSource
+from sori.hearing.vad import (
     Endpointer,
     EndpointSettings,
     EndpointState,
@@ -27,6 +26,7 @@ from sori.vad import (
     floor_step,
     silero_model_path,
 )
+from sori.testing.fakes import to_frames
 
 MS = 1_000_000
 RATE = 16_000

@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 
 from echo_kit import LEAD_S, REPLY, over_the_reply
-from sori.audio.augment import make_noise, mix_at_snr, to_pcm16
-from sori.audio.format import write_wav
-from sori.audio.sources import FileSource
-from sori.config import Config
-from sori.errors import ConfigError
+from sori.core.config import Config
+from sori.core.errors import ConfigError
+from sori.hearing.audio.augment import make_noise, mix_at_snr, to_pcm16
+from sori.hearing.audio.format import write_wav
+from sori.hearing.audio.sources import FileSource
 
 PHRASES = {  # a word that opens the clip → the clip
     "지난해": "zeroth_104_003_0019.wav",
@@ -56,7 +56,7 @@ def detector(config):
 
 
 def scan(path: Path, config: Config, detector) -> list[dict]:
-    from sori.replaying import wake_scan
+    from sori.testing.replaying import wake_scan
 
     return wake_scan(FileSource(path, config.audio.frame_ms), config, detector)
 
@@ -97,7 +97,7 @@ def test_clips_in_noise_at_20_db_wake_only_their_own_phrase(clips, config, detec
 
 
 def test_spotted_syllables_near_a_phrase_are_a_few_jamo_apart_in_as_many_syllables():
-    from sori.wake.phrase import near
+    from sori.hearing.wake.phrase import near
 
     assert near("김범석", "김범석")
     assert near("징벙셕", "김범석")  # this speaker's name among the fillers
@@ -111,7 +111,7 @@ def test_spotted_syllables_near_a_phrase_are_a_few_jamo_apart_in_as_many_syllabl
 def test_the_spotter_stops_once_the_longest_phrase_could_have_ended(clips, detector):
     """Only an utterance's start can hold a wake phrase: the spotter (and the denoiser
     before it) hears LEAD_S and the longest phrase said slowly, then nothing more."""
-    from sori.wake.phrase import LEAD_S, SYLLABLE_S, TAIL_S
+    from sori.hearing.wake.phrase import LEAD_S, SYLLABLE_S, TAIL_S
 
     phrase = getattr(detector, "inner", detector)  # under wake.denoise = "auto"
     assert phrase.spot_s == pytest.approx(LEAD_S + len("생명력이") * SYLLABLE_S + TAIL_S)
@@ -127,7 +127,7 @@ def test_the_spotter_stops_once_the_longest_phrase_could_have_ended(clips, detec
 def test_a_phrase_spotted_faster_than_anyone_speaks_is_not_checked(detector, monkeypatch):
     """The spotter's grammar weight can pull a fragment onto a phrase (소리야 in 0.21 s
     on a cut "사" checked at +11): under FASTEST_SYLLABLE_S a syllable it is no candidate."""
-    from sori.wake.phrase import FASTEST_SYLLABLE_S
+    from sori.hearing.wake.phrase import FASTEST_SYLLABLE_S
 
     phrase = getattr(detector, "inner", detector)
     checked = []
@@ -198,7 +198,7 @@ def test_wake_denoise_auto_hears_a_phrase_white_noise_masks_for_the_raw_detector
     fan), is missed by the detector hearing it raw and found, where it is said, by the one
     hearing it denoised; the clean clip (a quiet room) is heard raw and found too."""
     from sori.assemble.wake import build_wake_detector
-    from sori.wake.denoised import AutoDenoisedWake
+    from sori.hearing.wake.denoised import AutoDenoisedWake
 
     clean = clips["zeroth_104_003_0526.wav"]
     with wave.open(str(clean)) as w:
@@ -230,11 +230,11 @@ def wakes_in(audio: np.ndarray, config: Config, detector, said: np.ndarray | Non
     """Wake events of `audio` heard live, while Sori's speaker played `said` from `LEAD_S`
     (None: it was silent)."""
     from sori.assemble.hearing import build_hearing
-    from sori.audio.played import PlayedAudio
-    from sori.audio.ring import FrameChunker
-    from sori.conversation.listening import Conversation
-    from sori.events import WakeDetected
-    from sori.pacing import ReplayClock, replay
+    from sori.core.events import WakeDetected
+    from sori.hearing.audio.played import PlayedAudio
+    from sori.hearing.audio.ring import FrameChunker
+    from sori.hearing.pacing import ReplayClock, replay
+    from sori.serving.conversation.listening import Conversation
 
     conversation = Conversation(gated=True, live=True)
     if said is not None:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from daemon_kit import build, serve_api, write_config
-from sori.conversation.listening import Conversation
+from sori.serving.conversation.listening import Conversation
 
 
 async def listen_live(daemon, config_path, mic, tap) -> asyncio.Task:
@@ -82,9 +82,9 @@ class Counting:
 
 def test_muted_no_audio_reaches_the_recognizer(shared_dir):
     from sori.assemble.hearing import build_hearing, build_recognizer
-    from sori.audio.sources import FileSource
-    from sori.config import Config
-    from sori.pacing import ReplayClock, replay
+    from sori.core.config import Config
+    from sori.hearing.audio.sources import FileSource
+    from sori.hearing.pacing import ReplayClock, replay
 
     config = Config()
     recognizer = Counting(build_recognizer(config.stt, []))
@@ -102,7 +102,7 @@ def test_muted_no_audio_reaches_the_recognizer(shared_dir):
 
 
 def test_with_wake_only_the_phrase_stops_a_reply_and_opens_the_window(tmp_path, mosquitto):
-    from sori.events import SpeechStarted, WakeDetected
+    from sori.core.events import SpeechStarted, WakeDetected
     from test_daemon import SlowSpeaker, closing
 
     daemon = build(write_config(tmp_path, mosquitto, wake=""), tmp_path / "r.wav", input_name="mic")
@@ -148,10 +148,10 @@ def test_the_phrase_said_over_sori_s_reply_stops_it_and_opens_the_window(
         sori_says,
         with_echo,
     )
-    from sori.audio.augment import to_pcm16
-    from sori.audio.format import write_wav
-    from sori.config import Config
-    from sori.pacing import pace
+    from sori.core.config import Config
+    from sori.hearing.audio.augment import to_pcm16
+    from sori.hearing.audio.format import write_wav
+    from sori.hearing.pacing import pace
     from test_daemon import SlowSpeaker, closing
 
     no_warm_up = "\n[stt]\nwarm_up_s = 0\n"  # not what is tested: it loads within the timeout
@@ -200,9 +200,9 @@ def test_with_echo_cancellation_sori_s_own_voice_no_longer_cuts_its_reply(
     its end with echo cancellation, while without it the voice detector takes Sori's
     voice for the user's and the reply stops itself."""
     from echo_kit import with_echo
-    from sori.audio.augment import to_pcm16
-    from sori.audio.format import write_wav
-    from sori.pacing import pace
+    from sori.hearing.audio.augment import to_pcm16
+    from sori.hearing.audio.format import write_wav
+    from sori.hearing.pacing import pace
     from test_daemon import SlowSpeaker, closing
 
     extra = f'\n[audio]\necho_cancel = "{echo_cancel}"\n[stt]\nwarm_up_s = 0\n'

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from sori.audio.format import AudioFrame
-from sori.audio.played import PlayedAudio
-from sori.clock import FakeClock
-from sori.wake.base import Detection
-from sori.wake_gate import ECHO_SHARE_DB, WakeGate
+from sori.core.clock import FakeClock
+from sori.hearing.audio.format import AudioFrame
+from sori.hearing.audio.played import PlayedAudio
+from sori.hearing.wake.base import Detection
+from sori.hearing.wake_gate import ECHO_SHARE_DB, WakeGate
 
 S = 1_000_000_000
 FRAME_NS = 20_000_000

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sori.config import Config
-from sori.errors import ConfigError
+from sori.core.config import Config
+from sori.core.errors import ConfigError
 from tiny_kws import build
 
 KEYWORD = "헤이 소리"  # what the tiny model spells (two tokens: ▁헤이 ▁소리)

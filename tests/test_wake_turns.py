@@ -147,13 +147,13 @@ def test_sori_answering_at_once_ends_the_command_and_a_phrase_over_the_answer_ba
     from echo_kit import REPLY, sori_says
     from sori.assemble.hearing import build_hearing, hearing_recognizer
     from sori.assemble.wake import build_wake_detector
-    from sori.audio.augment import to_pcm16
-    from sori.audio.format import to_pipeline
-    from sori.audio.played import PlayedAudio
-    from sori.audio.ring import FrameChunker
-    from sori.conversation.listening import Conversation
-    from sori.events import IntentCommitted, IntentCorrected, UtteranceHeard, WakeDetected
-    from sori.pacing import ReplayClock, replay
+    from sori.core.events import IntentCommitted, IntentCorrected, UtteranceHeard, WakeDetected
+    from sori.hearing.audio.augment import to_pcm16
+    from sori.hearing.audio.format import to_pipeline
+    from sori.hearing.audio.played import PlayedAudio
+    from sori.hearing.audio.ring import FrameChunker
+    from sori.hearing.pacing import ReplayClock, replay
+    from sori.serving.conversation.listening import Conversation
 
     extra = '[stt]\nwarm_up_s = 0\n[stt.vosk]\nmode = "grammar"\n'
     config_path = write_config(tmp_path, mosquitto, extra, WAKE_TOML)

@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from wyoming.ping import Ping  # noqa: E402
 
-from sori.errors import AudioError, SoriError  # noqa: E402
-from sori.wyoming_server.wire import AudioIn, BadEvent, Limits, check_fields, read_event  # noqa: E402
+from sori.core.errors import AudioError, SoriError  # noqa: E402
+from sori.serving.wyoming_server.wire import AudioIn, BadEvent, Limits, check_fields, read_event  # noqa: E402
 from wyoming_kit import (  # noqa: E402, F401 (the *_fixture ones)
     Records,
     alive,

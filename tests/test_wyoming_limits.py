@@ -22,11 +22,11 @@ from wyoming.client import AsyncTcpClient  # noqa: E402
 from wyoming.event import Event  # noqa: E402
 from wyoming.ping import Ping  # noqa: E402
 
-from sori.errors import AudioError  # noqa: E402
-from sori.wyoming_server import WyomingServer, announce  # noqa: E402
-from sori.wyoming_server import server as server_module  # noqa: E402
-from sori.wyoming_server.satellite import SatelliteLink  # noqa: E402
-from sori.wyoming_server.wire import Limits  # noqa: E402
+from sori.core.errors import AudioError  # noqa: E402
+from sori.serving.wyoming_server import WyomingServer, announce  # noqa: E402
+from sori.serving.wyoming_server import server as server_module  # noqa: E402
+from sori.serving.wyoming_server.satellite import SatelliteLink  # noqa: E402
+from sori.serving.wyoming_server.wire import Limits  # noqa: E402
 from wyoming_kit import (  # noqa: E402, F401 (the *_fixture ones)
     alive,
     config_file_fixture,

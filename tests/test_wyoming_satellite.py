@@ -28,8 +28,8 @@ from wyoming.tts import Synthesize  # noqa: E402
 from wyoming.wake import Detect, Detection  # noqa: E402
 
 from daemon_kit import HOME_TOML  # noqa: E402
-from sori.config import load_config  # noqa: E402
-from sori.testing import character_errors  # noqa: E402
+from sori.core.config import load_config  # noqa: E402
+from sori.testing.fakes import character_errors  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 CLIP = "zeroth_104_003_0193.wav"  # "그 바람에 나의 몸도 ...": no preset matches it
@@ -73,9 +73,9 @@ def test_satellite_hands_over_what_it_does_not_understand_and_plays_the_answer(
     from sori.assemble.daemon import build_daemon
     from sori.assemble.hearing import hearing_recognizer, open_hearing
     from sori.assemble.understanding import home_from_config
-    from sori.events import ActionFinished, IntentCommitted, TurnFinished
-    from sori.wyoming_server import serve_beside
-    from sori.wyoming_server.satellite import attach_satellite
+    from sori.core.events import ActionFinished, IntentCommitted, TurnFinished
+    from sori.serving.wyoming_server import serve_beside
+    from sori.serving.wyoming_server.satellite import attach_satellite
 
     folder, rows = _clips(shared_dir)
     path = tmp_path / "sori.toml"
@@ -204,7 +204,7 @@ def test_detect_uses_the_configured_wake_phrase(tmp_path, shared_dir):
     the info lists the phrase; a clip that does not → not-detected; a long stream that says
     it after other speech and a pause → detection (each utterance's start is heard)."""
     from sori.assemble.understanding import home_from_config
-    from sori.wyoming_server import WyomingServer, load_services
+    from sori.serving.wyoming_server import WyomingServer, load_services
 
     folder, _ = _clips(shared_dir)
     path = tmp_path / "sori.toml"

@@ -24,16 +24,16 @@ from wyoming.ping import Ping, Pong  # noqa: E402
 from wyoming.tts import Synthesize  # noqa: E402
 from wyoming.wake import Detect, Detection, NotDetected  # noqa: E402
 
-from sori.config import EXAMPLE_CONFIG  # noqa: E402
-from sori.errors import ConfigError  # noqa: E402
-from sori.testing import character_errors  # noqa: E402
-from sori.wyoming_server import (  # noqa: E402
+from sori.core.config import EXAMPLE_CONFIG  # noqa: E402
+from sori.core.errors import ConfigError  # noqa: E402
+from sori.serving.wyoming_server import (  # noqa: E402
     SERVICE_TYPE,
     WyomingServer,
     announce_name,
     check_uri,
     service_info,
 )
+from sori.testing.fakes import character_errors  # noqa: E402
 from wyoming_kit import (  # noqa: E402, F401 (the *_fixture ones)
     audio_events,
     config_file_fixture,

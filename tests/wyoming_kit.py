@@ -22,13 +22,13 @@ from wyoming.event import Event
 from wyoming.ping import Ping
 
 from sori.assemble.understanding import home_from_config
-from sori.config import EXAMPLE_CONFIG, load_config
-from sori.wyoming_server import WyomingServer, load_services
-from sori.wyoming_server.wire import Limits
+from sori.core.config import EXAMPLE_CONFIG, load_config
+from sori.serving.wyoming_server import WyomingServer, load_services
+from sori.serving.wyoming_server.wire import Limits
 
 
 class LoudnessWake:
-    """A stand-in wake detector of `sori.wake`'s shape, for the wire protocol (the real one
+    """A stand-in wake detector of `sori.hearing.wake`'s shape, for the wire protocol (the real one
     is tested in test_wyoming_satellite): in each utterance the voice detector hears, it
     "hears" its phrase in the first frame louder than -20 dBFS."""
 
@@ -45,7 +45,7 @@ class LoudnessWake:
             def feed(self, pcm: bytes):
                 import numpy as np
 
-                from sori.wake.base import Detection
+                from sori.hearing.wake.base import Detection
 
                 x = np.frombuffer(pcm, "<i2").astype(float)
                 if not self.done and np.sqrt(np.mean(x**2)) > 3276:
@@ -177,7 +177,8 @@ class Records(logging.Handler):
         """What the server logged, less its start."""
         return [
             r.getMessage() for r in self.records
-            if r.name.startswith("sori.wyoming_server") and "serving on" not in r.getMessage()
+            if r.name.startswith("sori.serving.wyoming_server")
+            and "serving on" not in r.getMessage()
         ]  # fmt: skip
 
 

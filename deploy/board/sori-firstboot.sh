@@ -25,7 +25,7 @@ mkdir -p /opt/sori /etc/sori /var/lib/sori/models
 /opt/sori/.venv/bin/sori bundle install "$bundle" --venv /opt/sori/.venv --system \
     --config /etc/sori/sori.toml
 chown -R sori:sori /var/lib/sori
-unit=$(/opt/sori/.venv/bin/python -c "from sori.shipped import shipped_path; print(shipped_path('sori.service'))")
+unit=$(/opt/sori/.venv/bin/python -c "from sori.core.shipped import shipped_path; print(shipped_path('sori.service'))")
 install -m 644 "$unit" /etc/systemd/system/sori.service
 systemctl daemon-reload
 systemctl enable --now sori.service

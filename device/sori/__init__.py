@@ -4,8 +4,8 @@ The public surface: configuration, the home, preset understanding, the event typ
 that flow between stages, and the error tree. Everything else is internal.
 """
 
-from sori.config import Config, load_config
-from sori.errors import (
+from sori.core.config import Config, load_config
+from sori.core.errors import (
     AudioError,
     BackendError,
     BundleError,
@@ -15,8 +15,8 @@ from sori.errors import (
     PackError,
     SoriError,
 )
-from sori.home import Area, Device, Home
-from sori.intents import IntentMatch, Presets, load_presets
+from sori.core.home import Area, Device, Home
+from sori.understanding.intents import IntentMatch, Presets, load_presets
 
 __version__ = "0.1.0"
 

@@ -13,9 +13,9 @@ import logging
 import sys
 
 from sori import __version__
-from sori.errors import SoriError
-from sori.logs import TextFormatter
-from sori.redact import redact
+from sori.core.errors import SoriError
+from sori.core.logs import TextFormatter
+from sori.core.redact import redact
 
 # Subcommand modules; each defines `add_parser(subparsers)` and `run(args) -> int`.
 COMMANDS = (

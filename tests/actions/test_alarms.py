@@ -7,9 +7,9 @@ import asyncio
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from sori.actions.base import Command
-from sori.actions.local import LocalHandler
-from sori.actions.timers import Timers
+from sori.acting.actions.base import Command
+from sori.acting.actions.local import LocalHandler
+from sori.acting.actions.timers import Timers
 
 SEOUL = ZoneInfo("Asia/Seoul")
 START = datetime(2026, 12, 1, 22, 30, tzinfo=SEOUL)

@@ -19,7 +19,7 @@ import pytest
 
 from broker import Subscriber
 from daemon_kit import build, write_config
-from sori.actions.discovery import MqttPresence
+from sori.acting.actions.discovery import MqttPresence
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -108,7 +108,7 @@ def test_configs_are_retained_in_home_assistants_shapes(mosquitto):
 
 def test_the_last_will_says_offline_when_the_process_is_killed(mosquitto):
     code = (
-        "import time\nfrom sori.actions.discovery import MqttPresence\n"
+        "import time\nfrom sori.acting.actions.discovery import MqttPresence\n"
         f"p = MqttPresence({mosquitto!r}, node_id='killed')\np.start()\n"
         "p.connected.wait(10)\nprint('up', flush=True)\ntime.sleep(60)\n"
     )

@@ -5,11 +5,11 @@ import asyncio
 import pytest
 from recorder import Recorder
 
-from sori.actions.base import Command
-from sori.actions.home_assistant import HomeAssistantHandler, service_call
-from sori.actions.webhook import WebhookHandler
-from sori.errors import BackendError, ConfigError
-from sori.home import Device
+from sori.acting.actions.base import Command
+from sori.acting.actions.home_assistant import HomeAssistantHandler, service_call
+from sori.acting.actions.webhook import WebhookHandler
+from sori.core.errors import BackendError, ConfigError
+from sori.core.home import Device
 
 LAMP = Device("light.living_room", "거실 조명", "light", "living_room")
 AIRCON = Device("climate.bedroom", "에어컨", "climate", "bedroom")

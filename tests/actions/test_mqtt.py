@@ -5,11 +5,11 @@ import asyncio
 import pytest
 
 from broker import free_port
-from sori.actions.base import Command, NotConfirmed
-from sori.actions.mqtt import MqttHandler, payload_for, topic_for
-from sori.errors import BackendError, ConfigError
-from sori.home import Device
-from sori.mqtt_connection import parse_url
+from sori.acting.actions.base import Command, NotConfirmed
+from sori.acting.actions.mqtt import MqttHandler, payload_for, topic_for
+from sori.acting.mqtt_connection import parse_url
+from sori.core.errors import BackendError, ConfigError
+from sori.core.home import Device
 
 LAMP = Device("light.living_room", "거실 조명", "light", "living_room")
 CURTAIN = Device("cover.curtain", "커튼", "cover", "living_room", device_class="curtain")

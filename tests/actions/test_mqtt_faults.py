@@ -11,10 +11,10 @@ import time
 import pytest
 
 from faults import Mosquitto, Relay, Stamped
-from sori.actions.base import Command, NotConfirmed
-from sori.actions.mqtt import MqttHandler
-from sori.errors import BackendError
-from sori.home import Device
+from sori.acting.actions.base import Command, NotConfirmed
+from sori.acting.actions.mqtt import MqttHandler
+from sori.core.errors import BackendError
+from sori.core.home import Device
 
 LAMP = Device("light.living_room", "거실 조명", "light", "living_room")
 

@@ -11,8 +11,8 @@ import pytest
 from recorder import Recorder
 
 from daemon_kit import build, write_config
-from sori.config import parse_config
-from sori.errors import ConfigError
+from sori.core.config import parse_config
+from sori.core.errors import ConfigError
 
 PLAYER = """
 [[home.devices]]

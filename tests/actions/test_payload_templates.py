@@ -7,13 +7,13 @@ from __future__ import annotations
 import asyncio
 import json
 
-from sori.actions.base import Command
-from sori.actions.mqtt import fill, payload_for
+from sori.acting.actions.base import Command
+from sori.acting.actions.mqtt import fill, payload_for
 from sori.assemble.acting import build_handlers, build_registry, build_timers
 from sori.assemble.understanding import home_from_config, presets_from_config
-from sori.config import parse_config
-from sori.events import IntentCommitted
-from sori.home import Device
+from sori.core.config import parse_config
+from sori.core.events import IntentCommitted
+from sori.core.home import Device
 
 LAMP = Device("light.desk", "책상 조명", "light")
 

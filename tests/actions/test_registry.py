@@ -3,11 +3,11 @@ from __future__ import annotations
 import asyncio
 import time
 
-from sori.actions import ActionRegistry, LocalHandler, Route, Timers, resolve
-from sori.actions.base import Result
-from sori.actions.dry_run import DryRunHandler
-from sori.events import IntentCommitted
-from sori.home import Area, Device, Home
+from sori.acting.actions import ActionRegistry, LocalHandler, Route, Timers, resolve
+from sori.acting.actions.base import Result
+from sori.acting.actions.dry_run import DryRunHandler
+from sori.core.events import IntentCommitted
+from sori.core.home import Area, Device, Home
 
 HOME = Home(
     areas=(Area("living_room", "거실"), Area("bedroom", "안방", ("침실",))),

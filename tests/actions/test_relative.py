@@ -11,18 +11,18 @@ from typing import Any
 
 import pytest
 
-from sori.actions import ActionRegistry, LocalHandler, Route, Timers
-from sori.actions.base import Command, Result
-from sori.actions.home_assistant import service_call
-from sori.actions.levels import (
+from sori.acting.actions import ActionRegistry, LocalHandler, Route, Timers
+from sori.acting.actions.base import Command, Result
+from sori.acting.actions.home_assistant import service_call
+from sori.acting.actions.levels import (
     DEFAULT_LEVEL_PCT,
     level_of,
     said,
     step_percent,
     stepped,
 )
-from sori.events import IntentCommitted
-from sori.home import Area, Device, Home
+from sori.core.events import IntentCommitted
+from sori.core.home import Area, Device, Home
 
 LIVING = Device("light.living_room", "거실 조명", "light", "living_room")
 BEDROOM = Device("light.bedroom", "안방 조명", "light", "bedroom")

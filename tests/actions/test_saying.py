@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sori.actions.saying import say_date, say_duration, say_time, sino
+from sori.acting.actions.saying import say_date, say_duration, say_time, sino
 
 
 def test_sino_korean_numbers():

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from sori.actions import ActionRegistry, LocalHandler, Timers
-from sori.actions.base import Command
-from sori.actions.shell import ShellHandler
-from sori.errors import BackendError, ConfigError
-from sori.events import IntentCommitted
-from sori.home import Device, Home
+from sori.acting.actions import ActionRegistry, LocalHandler, Timers
+from sori.acting.actions.base import Command
+from sori.acting.actions.shell import ShellHandler
+from sori.core.errors import BackendError, ConfigError
+from sori.core.events import IntentCommitted
+from sori.core.home import Device, Home
 
 LAMP = Device("light.desk", "책상 조명", "light")
 FAN = Device("fan.bedroom", "선풍기", "fan")

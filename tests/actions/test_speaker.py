@@ -11,12 +11,12 @@ from pathlib import Path
 import fake_amixer
 import pytest
 
-from sori.actions import ActionRegistry, LocalHandler, Timers
-from sori.actions.base import Command
-from sori.actions.speaker import Mixer, SpeakerHandler
-from sori.errors import BackendError
-from sori.events import IntentCommitted
-from sori.home import Home
+from sori.acting.actions import ActionRegistry, LocalHandler, Timers
+from sori.acting.actions.base import Command
+from sori.acting.actions.speaker import Mixer, SpeakerHandler
+from sori.core.errors import BackendError
+from sori.core.events import IntentCommitted
+from sori.core.home import Home
 
 
 @pytest.fixture
@@ -77,7 +77,7 @@ def test_a_wrong_control_names_the_fix(amixer):
 
 def test_the_speakers_volume_goes_to_the_speaker_and_a_tvs_to_the_tv(amixer):
     program, state = amixer
-    from sori.home import Device
+    from sori.core.home import Device
 
     tv = Device("media_player.tv", "티비", "media_player", "living_room")
     home = Home(devices=(tv,))
@@ -101,7 +101,7 @@ class _Recorder:
     name = "dry_run"
 
     async def handle(self, command):
-        from sori.actions.base import Result
+        from sori.acting.actions.base import Result
 
         return Result(command.entity_id)
 

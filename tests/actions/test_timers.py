@@ -5,10 +5,10 @@ from datetime import datetime
 
 import pytest
 
-from sori.actions.base import Command
-from sori.actions.local import LocalHandler, timer_seconds
-from sori.actions.timers import Timers
-from sori.errors import BackendError
+from sori.acting.actions.base import Command
+from sori.acting.actions.local import LocalHandler, timer_seconds
+from sori.acting.actions.timers import Timers
+from sori.core.errors import BackendError
 
 
 def test_timer_slots_add_up_and_accept_numeric_text():

@@ -11,8 +11,8 @@ import pytest
 
 from sori.assemble.acting import build_handlers, build_registry, build_timers
 from sori.assemble.understanding import home_from_config, presets_from_config
-from sori.config import parse_config
-from sori.events import IntentCommitted
+from sori.core.config import parse_config
+from sori.core.events import IntentCommitted
 
 HOME = """
 [[home.areas]]

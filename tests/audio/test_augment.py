@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from sori.audio.augment import (
+from sori.hearing.audio.augment import (
     NOISE_KINDS,
     at_dbfs,
     babble,
@@ -81,7 +81,7 @@ def test_a_speed_that_is_nan_or_out_of_range_is_refused_before_resampling():
     """In a child with a short timeout: nan once sent the resampler into an endless loop."""
     script = (
         "import numpy as np\n"
-        "from sori.audio.augment import change_speed\n"
+        "from sori.hearing.audio.augment import change_speed\n"
         "for factor in (float('nan'), float('inf'), 0.0, -1.0, 1e-300, 1e300, True):\n"
         "    try:\n"
         "        change_speed(np.zeros(1600, np.float32), factor)\n"

@@ -6,20 +6,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sori.audio.augment import make_noise, to_pcm16
-from sori.audio.denoise import (
+from sori.core.config import parse_config
+from sori.core.errors import ConfigError
+from sori.hearing.audio.augment import make_noise, to_pcm16
+from sori.hearing.audio.denoise import (
     SILENCE_DBFS,
     build_denoiser,
     denoised,
     room_level_dbfs,
     use_denoiser,
 )
-from sori.audio.format import read_file
-from sori.audio.ring import FrameChunker
-from sori.config import parse_config
-from sori.errors import ConfigError
-from sori.stt.vosk import VoskRecognizer, load_model
-from sori.testing import character_errors
+from sori.hearing.audio.format import read_file
+from sori.hearing.audio.ring import FrameChunker
+from sori.hearing.stt.vosk import VoskRecognizer, load_model
+from sori.testing.fakes import character_errors
 
 CLIP = "zeroth_104_003_0294.wav"
 TRANSCRIPT = "한 잔의 커피가 소비자에게 전해지기 위해선 여러 차례의 공정을 거쳐야 한다"

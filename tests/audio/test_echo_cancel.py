@@ -9,12 +9,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from sori.audio.augment import reverberate, room_impulse, said_over, to_pcm16
-from sori.audio.echo_cancel import cancel_echo
-from sori.audio.format import AudioFrame
-from sori.audio.played import PlayedAudio
-from sori.audio.ring import FrameChunker
-from sori.config import Config
+from sori.core.config import Config
+from sori.hearing.audio.augment import reverberate, room_impulse, said_over, to_pcm16
+from sori.hearing.audio.echo_cancel import cancel_echo
+from sori.hearing.audio.format import AudioFrame
+from sori.hearing.audio.played import PlayedAudio
+from sori.hearing.audio.ring import FrameChunker
 
 S = 1_000_000_000
 ORIGIN_NS = 7 * S

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import soundfile
 
-from sori.audio.format import RATE_HZ, decode_raw, read_file, s16_to_float, to_pipeline
-from sori.errors import AudioError
+from sori.core.errors import AudioError
+from sori.hearing.audio.format import RATE_HZ, decode_raw, read_file, s16_to_float, to_pipeline
 
 
 def sine(rate_hz: int, seconds: float, freq_hz: float = 440.0) -> np.ndarray:

@@ -14,10 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sori.audio import format as audio_format
-from sori.audio.format import read_file, to_pipeline, write_wav
-from sori.audio.sources import RawSource
-from sori.errors import AudioError
+from sori.core.errors import AudioError
+from sori.hearing.audio import format as audio_format
+from sori.hearing.audio.format import read_file, to_pipeline, write_wav
+from sori.hearing.audio.sources import RawSource
 
 
 def wav_header(rate_hz: int, channels: int = 1, width: int = 2, frames: int = 16_000) -> bytes:

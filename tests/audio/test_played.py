@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sori.audio.played import ECHO_TAIL_S, KEEP_S, PlayedAudio
+from sori.hearing.audio.played import ECHO_TAIL_S, KEEP_S, PlayedAudio
 
 S = 1_000_000_000
 

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from sori.audio.format import frame_bytes
-from sori.audio.ring import FrameChunker, FrameRing
+from sori.hearing.audio.format import frame_bytes
+from sori.hearing.audio.ring import FrameChunker, FrameRing
 
 
 def test_chunker_cuts_any_pieces_into_timed_frames():

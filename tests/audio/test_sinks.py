@@ -5,8 +5,8 @@ from array import array
 
 import pytest
 
-from sori.audio.sinks import WavSink, resample
-from sori.errors import AudioError
+from sori.core.errors import AudioError
+from sori.hearing.audio.sinks import WavSink, resample
 
 
 def _tone(n: int) -> bytes:

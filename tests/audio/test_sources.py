@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import soundfile
 
-from sori.audio.format import RATE_HZ, frame_bytes, s16_to_float
-from sori.audio.sources import FileSource, MicSource, RawSource
-from sori.errors import AudioError, DependencyError
+from sori.core.errors import AudioError, DependencyError
+from sori.hearing.audio.format import RATE_HZ, frame_bytes, s16_to_float
+from sori.hearing.audio.sources import FileSource, MicSource, RawSource
 
 
 def test_file_source_frames_cover_the_file(tmp_path):

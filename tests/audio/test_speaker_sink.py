@@ -8,8 +8,8 @@ from array import array
 
 import pytest
 
-from sori.audio.sinks import SpeakerSink
-from sori.errors import AudioError, DependencyError
+from sori.core.errors import AudioError, DependencyError
+from sori.hearing.audio.sinks import SpeakerSink
 
 
 class FakeStream:

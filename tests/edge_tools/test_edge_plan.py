@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from sori.core.errors import ConfigError
 from sori.edge_tools.fleet_sim import FleetModel, Prewarm, simulate
 from sori.edge_tools.plan_config import EXAMPLE_PLAN, load_plan
 from sori.edge_tools.plan_report import cost_per_million_tokens, fleet_model, simulate_plan
-from sori.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sori.audio.augment import snr_db
-from sori.audio.format import RATE_HZ
-from sori.harness import conditions
-from sori.harness.manifest import Augmentation
+from sori.hearing.audio.augment import snr_db
+from sori.hearing.audio.format import RATE_HZ
+from sori.testing.harness import conditions
+from sori.testing.harness.manifest import Augmentation
 
 
 @pytest.fixture(scope="module")

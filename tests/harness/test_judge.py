@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from sori.harness.judge import judge
-from sori.harness.manifest import Expectation, Fixture
-from sori.intents import load_presets
-from sori.intents.loader import load_fixtures
+from sori.testing.harness.judge import judge
+from sori.testing.harness.manifest import Expectation, Fixture
+from sori.understanding.intents import load_presets
+from sori.understanding.intents.loader import load_fixtures
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sori.harness.manifest import ManifestError, check_intents, load_manifest
+from sori.testing.harness.manifest import ManifestError, check_intents, load_manifest
 
 REPO = Path(__file__).resolve().parents[2]
 CLIP = REPO.parent / "shared" / "audio" / "ko-read" / "picovoice_leopard_test_ko.wav"

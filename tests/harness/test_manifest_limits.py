@@ -16,9 +16,15 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sori.harness import manifest as manifest_module
-from sori.harness.manifest import MAX_BYTES, MAX_DEPTH, Manifest, ManifestError, load_manifest
-from sori.harness.record import append_fixture
+from sori.testing.harness import manifest as manifest_module
+from sori.testing.harness.manifest import (
+    MAX_BYTES,
+    MAX_DEPTH,
+    Manifest,
+    ManifestError,
+    load_manifest,
+)
+from sori.testing.harness.record import append_fixture
 
 CLIP = "clip.wav"
 """A file beside the manifest: loading only checks that the audio exists."""

@@ -12,9 +12,9 @@ import sys
 import numpy as np
 import yaml
 
-from sori.audio.format import RATE_HZ
-from sori.harness import conditions
-from sori.harness.manifest import load_manifest
+from sori.hearing.audio.format import RATE_HZ
+from sori.testing.harness import conditions
+from sori.testing.harness.manifest import load_manifest
 
 
 def record(*args: str) -> subprocess.CompletedProcess:

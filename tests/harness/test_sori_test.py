@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sori.harness.manifest import Tolerances
-from sori.harness.summary import compare
+from sori.testing.harness.manifest import Tolerances
+from sori.testing.harness.summary import compare
 
 LEOPARD = "picovoice_leopard_test_ko.wav"
 HEARD = "그는 디비전이 피하면서 기흥 옆으로 걸어갔다"  # what vosk hears in the clip

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from sori.assemble.understanding import home_from_config
-from sori.config import load_config
-from sori.intents import Presets, load_presets
+from sori.core.config import load_config
+from sori.understanding.intents import Presets, load_presets
 
 EXAMPLE_CONFIG = Path(__file__).resolve().parents[2] / "device" / "sori.example.toml"
 

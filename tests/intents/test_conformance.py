@@ -5,9 +5,9 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from sori.conformance import load_cases, run_cases
-from sori.intents import load_presets
-from sori.intents.loader import load_fixtures
+from sori.testing.conformance import load_cases, run_cases
+from sori.understanding.intents import load_presets
+from sori.understanding.intents.loader import load_fixtures
 
 
 def test_at_least_95_percent_of_home_assistant_korean_sentences_pass(shared_dir):

@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-from sori.conformance import load_cases
-from sori.errors import PackError
-from sori.intents.loader import load_fixtures
+from sori.core.errors import PackError
+from sori.testing.conformance import load_cases
+from sori.understanding.intents.loader import load_fixtures
 
 FIXTURES = """\
 areas:

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from sori.config import IntentsConfig
+from sori.core.config import IntentsConfig
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "calibrate_fuzzy.py"
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from sori.intents import load_presets
-from sori.intents.korean import canonical
-from sori.intents.loader import load_fixtures
+from sori.understanding.intents import load_presets
+from sori.understanding.intents.korean import canonical
+from sori.understanding.intents.loader import load_fixtures
 
 NEGATIVES = Path(__file__).with_name("negatives_ko.txt")
 # Slots through which a match reaches a device.

@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sori.intents.korean import canonical
+from sori.understanding.intents.korean import canonical
 
 # Everyday nouns, none of them a device, area or device word of the example home.
 NOUNS = (

@@ -6,14 +6,14 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sori.hangul import (
+from sori.core.hangul import (
     is_hangul,
     near_positions,
     neighbour_index,
     neighbour_keys,
     syllable_cost,
 )
-from sori.intents.trie import walk_words
+from sori.understanding.intents.trie import walk_words
 
 ONE_JAMO = 1 / 3 + 1e-9
 syllables = st.integers(0xAC00, 0xD7A3).map(chr)

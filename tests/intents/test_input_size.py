@@ -10,13 +10,13 @@ import time
 
 import pytest
 
-from sori.config import parse_config
-from sori.errors import ConfigError, PackError
-from sori.home import MAX_NAME_CHARS, Device, Home
-from sori.intents import load_presets
-from sori.intents.loader import load_fixtures
-from sori.intents.slots import TextList
-from sori.intents.templates import MAX_NESTING
+from sori.core.config import parse_config
+from sori.core.errors import ConfigError, PackError
+from sori.core.home import MAX_NAME_CHARS, Device, Home
+from sori.understanding.intents import load_presets
+from sori.understanding.intents.loader import load_fixtures
+from sori.understanding.intents.slots import TextList
+from sori.understanding.intents.templates import MAX_NESTING
 
 LONG = "거실" * 600  # 1,200 characters
 

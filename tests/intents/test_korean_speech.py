@@ -41,7 +41,7 @@ def test_particles_the_template_did_not_write(understand):
 
 def test_particle_must_agree_with_batchim(presets):
     # 과 follows a final consonant; in 사과 it is part of the word.
-    from sori.intents.korean import particle_lengths
+    from sori.understanding.intents.korean import particle_lengths
 
     assert particle_lengths("사과추가", 1) == []
     assert 1 in particle_lengths("책과추가", 1)

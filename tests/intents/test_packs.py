@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from sori.errors import PackError
-from sori.intents import load_presets
-from sori.intents.loader import load_fixtures
+from sori.core.errors import PackError
+from sori.understanding.intents import load_presets
+from sori.understanding.intents.loader import load_fixtures
 
 
 def write(tmp_path, text: str):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from sori.actions.registry import resolve
+from sori.acting.actions.registry import resolve
 
 EXAMPLE_CONFIG = Path(__file__).resolve().parents[2] / "device" / "sori.example.toml"
 EVERY_LIGHT = ["light.living_room", "light.bedroom", "light.kitchen", "light.bathroom"]

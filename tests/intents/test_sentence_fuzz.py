@@ -11,12 +11,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sori.assemble.understanding import Swappable, home_from_config, presets_from_config
-from sori.config import parse_config
-from sori.errors import ConfigError
-from sori.home import MAX_NAME_CHARS
-from sori.intents.compile import home_lists
-from sori.intents.korean import canonical, leaves_hanging
-from sori.multi_command import MAX_PARTS, plan
+from sori.core.config import parse_config
+from sori.core.errors import ConfigError
+from sori.core.home import MAX_NAME_CHARS
+from sori.understanding.intents.compile import home_lists
+from sori.understanding.intents.korean import canonical, leaves_hanging
+from sori.understanding.multi_command import MAX_PARTS, plan
 
 WORDS = [
     "거실", "안방", "불", "조명", "에어컨", "창문", "커튼", "티비", "켜", "꺼", "열어", "닫아",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sori.intents.splitting import continues, request_form, split_commands
+from sori.understanding.intents.splitting import continues, request_form, split_commands
 
 
 @pytest.mark.parametrize(

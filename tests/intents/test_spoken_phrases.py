@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from sori.cli import main
-from sori.config.sections import PhrasesConfig
-from sori.intents.phrases import DEFAULT_MAX_PHRASES, REQUEST_WORDS, native_words
+from sori.core.config.sections import PhrasesConfig
+from sori.understanding.intents.phrases import DEFAULT_MAX_PHRASES, REQUEST_WORDS, native_words
 
 EXAMPLE_CONFIG = Path(__file__).resolve().parents[2] / "device" / "sori.example.toml"
 
@@ -60,8 +60,8 @@ def test_the_budget_is_respected_and_shrinks_coverage_not_the_rules(presets):
 
 def test_the_set_is_deterministic(presets):
     from sori.assemble.understanding import home_from_config
-    from sori.config import load_config
-    from sori.intents import load_presets
+    from sori.core.config import load_config
+    from sori.understanding.intents import load_presets
 
     again = load_presets("ko", home_from_config(load_config(str(EXAMPLE_CONFIG)).home))
     assert again.phrases(300) == presets.phrases(300)

@@ -14,9 +14,17 @@ from pathlib import Path
 
 import pytest
 
-from sori.intents.korean import canonical, ending_length
-from sori.intents.normalizer import ADVERB, CORRECTION, FILLER, NEGATOR, WORD, reading, tag
-from sori.intents.splitting import continues, split_commands
+from sori.understanding.intents.korean import canonical, ending_length
+from sori.understanding.intents.normalizer import (
+    ADVERB,
+    CORRECTION,
+    FILLER,
+    NEGATOR,
+    WORD,
+    reading,
+    tag,
+)
+from sori.understanding.intents.splitting import continues, split_commands
 
 HERE = Path(__file__).parent
 COMMAND_FAMILIES = ("filler", "adverb", "correction", "ending", "synonym")
@@ -109,7 +117,7 @@ def test_only_words_of_the_classes_are_dropped_and_the_ending_stays():
 
 
 def test_the_normaliser_runs_on_the_miss_path_only(presets, monkeypatch):
-    import sori.intents.presets as module
+    import sori.understanding.intents.presets as module
 
     def never(*args, **kwargs):
         raise AssertionError("normaliser called on a hit")
@@ -181,7 +189,7 @@ def test_a_correction_is_one_command_not_two():
 
 
 def test_a_correction_inside_several_commands_acts_on_the_last_named_only(presets):
-    from sori.multi_command import plan
+    from sori.understanding.multi_command import plan
 
     several = plan(presets, "안방 말고 거실 불 꺼 줘 그리고 에어컨 켜 줘")
     assert several is not None and not several.unmatched
@@ -190,7 +198,7 @@ def test_a_correction_inside_several_commands_acts_on_the_last_named_only(preset
 
 
 def test_fillers_inside_several_commands(presets):
-    from sori.multi_command import plan
+    from sori.understanding.multi_command import plan
 
     several = plan(presets, "음 거실 불 켜고 어 에어컨 좀 꺼 줘")
     assert several is not None and not several.unmatched
@@ -245,7 +253,7 @@ def test_every_negative_stays_refused_with_fillers_and_adverbs_added(presets):
 
 
 def test_the_phrase_set_says_fillers_adverbs_and_colloquial_endings(presets):
-    from sori.intents.phrases import DEFAULT_MAX_PHRASES
+    from sori.understanding.intents.phrases import DEFAULT_MAX_PHRASES
 
     chosen = presets.phrase_set(DEFAULT_MAX_PHRASES)
     assert chosen.coverage == 1.0 and len(chosen.phrases) <= DEFAULT_MAX_PHRASES

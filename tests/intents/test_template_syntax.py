@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sori.home import Area, Device, Home
-from sori.intents import load_presets
+from sori.core.home import Area, Device, Home
+from sori.understanding.intents import load_presets
 
 PACK = """
 language: ko

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sori.intents.compile import load_presets
+from sori.understanding.intents.compile import load_presets
 
 
 def test_alarm_sentences_are_alarms_not_timers():

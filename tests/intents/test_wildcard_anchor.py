@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from sori.intents import compile as compiling
-from sori.intents import load_presets
-from sori.intents.slots import ListValue, WildcardList
+from sori.understanding.intents import compile as compiling
+from sori.understanding.intents import load_presets
+from sori.understanding.intents.slots import ListValue, WildcardList
 
 NEGATIVES = Path(__file__).with_name("negatives_ko.txt")
 SENTENCES = [

@@ -9,7 +9,7 @@ import pytest
 from llm_data import VOCABULARY
 from llm_servers import LlamaServer
 
-from sori.llm.local import LocalLLM, default_model_path
+from sori.thinking.local import LocalLLM, default_model_path
 
 
 @pytest.fixture(scope="session")

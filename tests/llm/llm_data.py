@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sori.llm.schema import IntentSpec, Vocabulary
+from sori.thinking.schema import IntentSpec, Vocabulary
 
 VOCABULARY = Vocabulary(
     intents=(

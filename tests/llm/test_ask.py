@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from llm_servers import LlamaServer, free_port
 
-from sori.llm.router import DEVICE_NOTE
+from sori.thinking.router import DEVICE_NOTE
 
 FIELDS = {"text", "tier", "intent", "slots", "answer", "reason", "endpoint", "ttft_ms", "total_ms"}
 

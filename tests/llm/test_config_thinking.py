@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from sori.assemble.thinking import edge_from_config, router_settings
-from sori.config import parse_config
-from sori.errors import ConfigError
+from sori.core.config import parse_config
+from sori.core.errors import ConfigError
 
 
 def test_defaults_leave_the_edge_off():

@@ -7,8 +7,8 @@ import json
 import llama_cpp
 import pytest
 
-from sori.llm.constrained import decode
-from sori.llm.prompts import judge_instruction
+from sori.thinking.constrained import decode
+from sori.thinking.prompts import judge_instruction
 
 
 @pytest.mark.parametrize("text", ["안방 에어컨 꺼 줘", "Why is the sea salty?"])

@@ -13,11 +13,11 @@ import pytest
 from llm_servers import DelayProxy, FaultServer, LlamaServer, chunk, free_port, reply, self_signed
 from llm_servers import sse as send_sse
 
-from sori.clock import FakeClock
-from sori.events import AnswerChunk, TurnRouted
-from sori.llm.base import Ask, EdgeInterrupted, EdgeUnavailable, Judgment, Turn
-from sori.llm.edge import EdgeClient, EdgeSettings, Endpoint, endpoint_key
-from sori.llm.router import Router, RouterSettings
+from sori.core.clock import FakeClock
+from sori.core.events import AnswerChunk, TurnRouted
+from sori.thinking.base import Ask, EdgeInterrupted, EdgeUnavailable, Judgment, Turn
+from sori.thinking.edge import EdgeClient, EdgeSettings, Endpoint, endpoint_key
+from sori.thinking.router import Router, RouterSettings
 
 CALM = {
     "connect_timeout_ms": 10000,
@@ -322,7 +322,7 @@ def test_a_server_killed_mid_stream_hands_the_turn_to_the_device(gguf, tmp_path)
                 return Judgment(None, {}, True, 1.0)
 
             async def stream(self, ask):
-                from sori.llm.base import Token
+                from sori.thinking.base import Token
 
                 yield Token("기기 답이에요.")
 

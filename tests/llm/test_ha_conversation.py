@@ -1,5 +1,5 @@
 """Home Assistant's conversation agent as a tier between the local model and the edge: the
-real client (`sori.llm.home_assistant`) against a loopback server answering in HA's
+real client (`sori.thinking.home_assistant`) against a loopback server answering in HA's
 documented shapes (tests/ha_server.py), inside the real router."""
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from test_router import FakeEdge, FakeLocal, Presets
 from broker import free_port
 from ha_server import TOKEN, HaServer
 from sori.assemble.thinking import conversation_from_config
-from sori.config import parse_config
-from sori.events import AnswerSentence
-from sori.llm.base import Judgment
-from sori.llm.home_assistant import HaConversation
-from sori.llm.router import Router
+from sori.core.config import parse_config
+from sori.core.events import AnswerSentence
+from sori.thinking.base import Judgment
+from sori.thinking.home_assistant import HaConversation
+from sori.thinking.router import Router
 
 
 def turn(router: Router, text: str):
@@ -33,7 +33,7 @@ def turn(router: Router, text: str):
 
 
 def test_ha_carries_out_what_it_understands_and_sori_speaks_its_answer(caplog):
-    caplog.set_level(logging.INFO, "sori.llm.home_assistant")
+    caplog.set_level(logging.INFO, "sori.thinking.home_assistant")
     local, edge = FakeLocal(Judgment(None, {}, True, 0.9)), FakeEdge()
     with HaServer() as ha:
         home = HaConversation(ha.url, TOKEN, agent_id="conversation.home_assistant")
@@ -95,7 +95,7 @@ def test_the_config_turns_it_on_with_its_agent_and_language(monkeypatch):
 def test_conversation_without_a_url_is_refused_naming_the_key():
     import pytest
 
-    from sori.errors import ConfigError
+    from sori.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match=r"home_assistant\.url must be set"):
         parse_config({"home_assistant": {"conversation": True}})

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from sori.llm.health import EndpointHealth
+from sori.thinking.health import EndpointHealth
 
 S = 1_000_000_000  # nanoseconds per second
 

@@ -9,11 +9,11 @@ import jsonschema
 import pytest
 from llm_data import VOCABULARY
 
-from sori.errors import ModelError
-from sori.llm import local as local_module
-from sori.llm.base import Ask, Turn
-from sori.llm.local import PROMPT_FORMATS, LocalLLM, choose_format
-from sori.llm.schema import intent_schema
+from sori.core.errors import ModelError
+from sori.thinking import local as local_module
+from sori.thinking.base import Ask, Turn
+from sori.thinking.local import PROMPT_FORMATS, LocalLLM, choose_format
+from sori.thinking.schema import intent_schema
 
 ADVERSARIAL = [
     "거실 불 좀 밝게 해 줄래",
@@ -76,7 +76,7 @@ def test_each_turn_only_evaluates_its_new_tokens(local_llm, monkeypatch):
 
 
 def local_llm_judge_text(text: str) -> str:
-    from sori.llm.prompts import judge_instruction
+    from sori.thinking.prompts import judge_instruction
 
     return judge_instruction(text)
 

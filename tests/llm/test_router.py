@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from sori.clock import FakeClock
-from sori.events import (
+from sori.core.clock import FakeClock
+from sori.core.events import (
     AnswerChunk,
     AnswerSentence,
     AnswerStarted,
@@ -19,9 +19,9 @@ from sori.events import (
     IntentCommitted,
     TurnRouted,
 )
-from sori.llm import router as router_module
-from sori.llm.base import Ask, EdgeInterrupted, EdgeUnavailable, Judgment, Token
-from sori.llm.router import DEVICE_NOTE, INTERRUPTED_NOTE, Router, RouterSettings
+from sori.thinking import router as router_module
+from sori.thinking.base import Ask, EdgeInterrupted, EdgeUnavailable, Judgment, Token
+from sori.thinking.router import DEVICE_NOTE, INTERRUPTED_NOTE, Router, RouterSettings
 
 
 @dataclass
@@ -312,9 +312,9 @@ def test_the_router_imports_no_backend():
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("sori")
     }
     assert imported <= {
-        "sori.llm.base",
-        "sori.llm.rules",
-        "sori.llm.sentences",
-        "sori.events",
-        "sori.clock",
+        "sori.thinking.base",
+        "sori.thinking.rules",
+        "sori.thinking.sentences",
+        "sori.core.events",
+        "sori.core.clock",
     }

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from sori.llm.rules import escalation_rule
+from sori.thinking.rules import escalation_rule
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ import jsonschema
 import pytest
 from llm_data import VOCABULARY
 
-from sori.llm.schema import describe, intent_schema, parse_judgment, slot_schema
+from sori.thinking.schema import describe, intent_schema, parse_judgment, slot_schema
 
 
 def valid(instance) -> bool:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from sori.llm.sentences import SentenceSplitter, detect_language
+from sori.thinking.sentences import SentenceSplitter, detect_language
 
 
 def split_stream(pieces: list[str], max_chars: int = 160) -> list[str]:

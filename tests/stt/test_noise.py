@@ -13,15 +13,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sori.actions.registry import DEVICE_INTENTS
+from sori.acting.actions.registry import DEVICE_INTENTS
 from sori.assemble.hearing import build_recognizer
 from sori.assemble.understanding import home_from_config, presets_from_config
-from sori.audio.augment import babble, make_noise, mix_at_snr, to_pcm16
-from sori.audio.format import read_file
-from sori.audio.sources import RawSource
-from sori.config import load_config
-from sori.replaying import replay_source
-from sori.testing import character_errors
+from sori.core.config import load_config
+from sori.hearing.audio.augment import babble, make_noise, mix_at_snr, to_pcm16
+from sori.hearing.audio.format import read_file
+from sori.hearing.audio.sources import RawSource
+from sori.testing.fakes import character_errors
+from sori.testing.replaying import replay_source
 
 EXAMPLE_CONFIG = Path(__file__).resolve().parents[2] / "device" / "sori.example.toml"
 HEARD = ("picovoice_leopard_test_ko.wav", "zeroth_104_003_0294.wav")

@@ -19,15 +19,15 @@ import numpy as np
 import pytest
 
 from sori.assemble.hearing import build_hearing
-from sori.audio.augment import make_noise, mix_at_snr, to_pcm16
-from sori.audio.sources import FileSource, RawSource
-from sori.config import Config
-from sori.config.sections import VoskConfig
-from sori.events import IntentCommitted, IntentCorrected, TranscriptFinal
-from sori.intents import load_presets
-from sori.intents.loader import load_fixtures
-from sori.pacing import ReplayClock, replay
-from sori.stt.vosk import VoskRecognizer, load_model
+from sori.core.config import Config
+from sori.core.config.sections import VoskConfig
+from sori.core.events import IntentCommitted, IntentCorrected, TranscriptFinal
+from sori.hearing.audio.augment import make_noise, mix_at_snr, to_pcm16
+from sori.hearing.audio.sources import FileSource, RawSource
+from sori.hearing.pacing import ReplayClock, replay
+from sori.hearing.stt.vosk import VoskRecognizer, load_model
+from sori.understanding.intents import load_presets
+from sori.understanding.intents.loader import load_fixtures
 
 CONDITIONS = {"clean": None, "white 20 dB": 20.0, "white 10 dB": 10.0}
 

@@ -14,9 +14,9 @@ import pytest
 from tiny_transducer import build
 
 from hearing_fixtures import english_speech
-from sori.audio.format import write_wav
-from sori.errors import ModelError
-from sori.stt.sherpa import SherpaModelFiles, prepare_hotwords, probe
+from sori.core.errors import ModelError
+from sori.hearing.audio.format import write_wav
+from sori.hearing.stt.sherpa import SherpaModelFiles, prepare_hotwords, probe
 
 HERE = Path(__file__).resolve().parent
 
@@ -24,7 +24,7 @@ DRIVE = textwrap.dedent(
     """
     import json, sys
     import numpy as np
-    from sori.stt.sherpa import SherpaModelFiles, SherpaRecognizer
+    from sori.hearing.stt.sherpa import SherpaModelFiles, SherpaRecognizer
 
     files = SherpaModelFiles.find(sys.argv[1])
     pcm = (np.random.default_rng(0).normal(0, 0.1, 16000) * 32767).astype("<i2").tobytes()

@@ -8,16 +8,14 @@ import json
 import pytest
 
 from sori.assemble.hearing import build_hearing
-from sori.audio.sources import FileSource
-from sori.config import Config
-from sori.config.sections import VoskConfig
-from sori.errors import ModelError
-from sori.events import IntentCommitted, IntentCorrected, SpeechStopped, TranscriptFinal
-from sori.intents import IntentMatch
-from sori.pacing import ReplayClock, replay
-from sori.replaying import replay_source
-from sori.stt.base import Hypothesis, Word
-from sori.stt.vosk import (
+from sori.core.config import Config
+from sori.core.config.sections import VoskConfig
+from sori.core.errors import ModelError
+from sori.core.events import IntentCommitted, IntentCorrected, SpeechStopped, TranscriptFinal
+from sori.hearing.audio.sources import FileSource
+from sori.hearing.pacing import ReplayClock, replay
+from sori.hearing.stt.base import Hypothesis, Word
+from sori.hearing.stt.vosk import (
     VoskRecognizer,
     choose,
     compile_grammar,
@@ -25,7 +23,9 @@ from sori.stt.vosk import (
     split_known,
     tuned_view,
 )
-from sori.testing import agreement, character_errors
+from sori.testing.fakes import agreement, character_errors
+from sori.testing.replaying import replay_source
+from sori.understanding.intents import IntentMatch
 
 PHRASES = [
     "거실 불 켜 줘",
@@ -292,8 +292,8 @@ def test_the_grammar_of_the_homes_spoken_phrases_holds_request_endings(vosk_mode
     from pathlib import Path
 
     from sori.assemble.understanding import home_from_config
-    from sori.config import load_config
-    from sori.intents import load_presets
+    from sori.core.config import load_config
+    from sori.understanding.intents import load_presets
 
     example = Path(__file__).resolve().parents[2] / "device" / "sori.example.toml"
     presets = load_presets("ko", home_from_config(load_config(str(example)).home))

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 from sori.assemble import hearing
-from sori.audio.sources import FileSource
-from sori.audio.synthetic import speech_like
-from sori.config import Config
-from sori.config.sections import VoskConfig
-from sori.stt.base import WarmUp, warm_up
-from sori.stt.vosk import VoskRecognizer, load_model
+from sori.core.config import Config
+from sori.core.config.sections import VoskConfig
+from sori.hearing.audio.sources import FileSource
+from sori.hearing.audio.synthetic import speech_like
+from sori.hearing.stt.base import WarmUp, warm_up
+from sori.hearing.stt.vosk import VoskRecognizer, load_model
 
 PHRASES = ["거실 불 켜 줘", "거실 불 꺼 줘", "안방 에어컨 꺼 줘", "커튼 쳐 줘", "지금 몇 시야"]
 

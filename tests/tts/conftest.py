@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from sori.tts.sherpa_vits import piper_to_sherpa
+from sori.speaking.sherpa_vits import piper_to_sherpa
 
 
 @pytest.fixture(scope="session")

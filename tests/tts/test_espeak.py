@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from sori.errors import DependencyError
-from sori.tts.base import duration_s
-from sori.tts.espeak import EspeakVoice
+from sori.core.errors import DependencyError
+from sori.speaking.base import duration_s
+from sori.speaking.espeak import EspeakVoice
 
 
 def test_korean_sentences_become_separate_chunks_of_speech():

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from sori.errors import ModelError
-from sori.tts.base import duration_s
-from sori.tts.piper import PiperVoice, default_model
+from sori.core.errors import ModelError
+from sori.speaking.base import duration_s
+from sori.speaking.piper import PiperVoice, default_model
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from sori.tts.cache import ReplyCache
+from sori.speaking.cache import ReplyCache
 
 
 class CountingVoice:

@@ -4,9 +4,9 @@ import shutil
 
 import pytest
 
-from sori.errors import ModelError
-from sori.tts.base import duration_s
-from sori.tts.sherpa_vits import SherpaVitsVoice, find_files
+from sori.core.errors import ModelError
+from sori.speaking.base import duration_s
+from sori.speaking.sherpa_vits import SherpaVitsVoice, find_files
 
 
 def test_speaks_with_a_real_vits_model(vits_model_dir):

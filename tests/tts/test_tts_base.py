@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from sori.tts.base import duration_s, split_sentences
-from sori.tts.earcon import earcon
+from sori.speaking.base import duration_s, split_sentences
+from sori.speaking.earcon import earcon
 
 
 def test_split_sentences_keeps_punctuation_and_drops_blanks():

@@ -9,12 +9,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sori.actions import ActionRegistry, LocalHandler, Route, Timers
-from sori.actions.base import Handler
-from sori.actions.media import MusicPlayer
-from sori.clock import Clock
-from sori.config import Config
-from sori.home import Home
+from sori.acting.actions import ActionRegistry, LocalHandler, Route, Timers
+from sori.acting.actions.base import Handler
+from sori.acting.actions.media import MusicPlayer
+from sori.core.clock import Clock
+from sori.core.config import Config
+from sori.core.home import Home
 
 
 def used_handlers(config: Config) -> set[str]:
@@ -23,8 +23,8 @@ def used_handlers(config: Config) -> set[str]:
 
 def build_handlers(config: Config) -> dict[str, Handler]:
     """Every handler some device uses (plus the dry run), connected lazily."""
-    from sori.actions.dry_run import DryRunHandler
-    from sori.actions.speaker import Mixer, SpeakerHandler
+    from sori.acting.actions.dry_run import DryRunHandler
+    from sori.acting.actions.speaker import Mixer, SpeakerHandler
 
     sp = config.speaker
     handlers: dict[str, Handler] = {
@@ -38,7 +38,7 @@ def build_handlers(config: Config) -> dict[str, Handler]:
     used = used_handlers(config)
     timeout = config.actions.timeout_s
     if "mqtt" in used:
-        from sori.actions.mqtt import MqttHandler
+        from sori.acting.actions.mqtt import MqttHandler
 
         m = config.mqtt
         mqtt = MqttHandler(
@@ -48,16 +48,16 @@ def build_handlers(config: Config) -> dict[str, Handler]:
         mqtt.start()
         handlers["mqtt"] = mqtt
     if "home_assistant" in used:
-        from sori.actions.home_assistant import HomeAssistantHandler
+        from sori.acting.actions.home_assistant import HomeAssistantHandler
 
         ha = config.home_assistant
         handlers["home_assistant"] = HomeAssistantHandler(ha.url, ha.token_env, timeout)
     if "webhook" in used:
-        from sori.actions.webhook import WebhookHandler
+        from sori.acting.actions.webhook import WebhookHandler
 
         handlers["webhook"] = WebhookHandler(config.webhook.url, config.webhook.headers, timeout)
     if "shell" in used:
-        from sori.actions.shell import ShellHandler
+        from sori.acting.actions.shell import ShellHandler
 
         s = config.shell
         handlers["shell"] = ShellHandler(s.commands, s.allow, s.timeout_s)
@@ -66,7 +66,7 @@ def build_handlers(config: Config) -> dict[str, Handler]:
 
 def wall_clock(config: Config) -> Callable[[], datetime]:
     """The time now in [alarms] time_zone (the system's zone when empty)."""
-    from sori.actions.clock_times import zone
+    from sori.acting.actions.clock_times import zone
 
     tz = zone(config.alarms.time_zone)
     if tz is None:

@@ -20,15 +20,15 @@ from sori.assemble.state import build_answerer, reload_answerer
 from sori.assemble.thinking import start_thinking
 from sori.assemble.understanding import Swappable, presets_from_config
 from sori.assemble.wake import build_conversation
-from sori.audio.played import PlayedAudio
-from sori.clock import Clock, MonotonicClock
-from sori.config import Config
-from sori.conversation.context import FollowUps
-from sori.daemon import Daemon
-from sori.errors import ConfigError
-from sori.home import Home
-from sori.playback import Player
-from sori.tts.cache import ReplyCache
+from sori.core.clock import Clock, MonotonicClock
+from sori.core.config import Config
+from sori.core.errors import ConfigError
+from sori.core.home import Home
+from sori.hearing.audio.played import PlayedAudio
+from sori.serving.conversation.context import FollowUps
+from sori.serving.daemon import Daemon
+from sori.speaking.cache import ReplyCache
+from sori.speaking.playback import Player
 
 RELOADED_SECTIONS = ("home", "intents", "source")
 """What SIGHUP applies; every other section is read once at start."""

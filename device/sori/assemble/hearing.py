@@ -8,20 +8,20 @@ import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from typing import Any
 
-from sori.audio.denoise import build_denoiser, check_denoise, denoised
-from sori.audio.echo_cancel import cancel_echo
-from sori.audio.format import FRAME_MS_CHOICES, AudioFrame
-from sori.audio.played import PlayedAudio
-from sori.clock import Clock
-from sori.committing import CommitSettings
-from sori.config import AudioConfig, Config, SttConfig
-from sori.errors import ConfigError
-from sori.events import Event
-from sori.pacing import hear
-from sori.pipeline import Hearing
-from sori.stt.base import SpeechRecognizer, warm_up
-from sori.vad import BACKENDS as VAD_BACKENDS
-from sori.vad import EndpointSettings, SileroScorer, VoiceScorer, WebrtcScorer
+from sori.core.clock import Clock
+from sori.core.config import AudioConfig, Config, SttConfig
+from sori.core.errors import ConfigError
+from sori.core.events import Event
+from sori.hearing.audio.denoise import build_denoiser, check_denoise, denoised
+from sori.hearing.audio.echo_cancel import cancel_echo
+from sori.hearing.audio.format import FRAME_MS_CHOICES, AudioFrame
+from sori.hearing.audio.played import PlayedAudio
+from sori.hearing.committing import CommitSettings
+from sori.hearing.pacing import hear
+from sori.hearing.pipeline import Hearing
+from sori.hearing.stt.base import SpeechRecognizer, warm_up
+from sori.hearing.vad import BACKENDS as VAD_BACKENDS
+from sori.hearing.vad import EndpointSettings, SileroScorer, VoiceScorer, WebrtcScorer
 
 log = logging.getLogger(__name__)
 
@@ -73,8 +73,8 @@ def _auto_denoised(
 ) -> SpeechRecognizer:
     """`audio.denoise = "auto"`: the denoiser loaded and run once (its first frames are
     the slow ones), or, when it cannot load, the recognizer as it is and one log line."""
-    from sori.audio.denoise import warm_denoiser
-    from sori.stt.denoised import AutoDenoised
+    from sori.hearing.audio.denoise import warm_denoiser
+    from sori.hearing.stt.denoised import AutoDenoised
 
     denoiser = warm_denoiser("audio.denoise")
     if denoiser is None:
@@ -84,7 +84,7 @@ def _auto_denoised(
 
 def _load_recognizer(stt: SttConfig, phrases: list[str]) -> SpeechRecognizer:
     if stt.backend == "vosk":
-        from sori.stt.vosk import VoskRecognizer
+        from sori.hearing.stt.vosk import VoskRecognizer
 
         v = stt.vosk
         return VoskRecognizer(
@@ -95,7 +95,7 @@ def _load_recognizer(stt: SttConfig, phrases: list[str]) -> SpeechRecognizer:
             chunk_ms=v.chunk_ms,
         )
     if stt.backend == "sherpa":
-        from sori.stt.sherpa import SherpaModelFiles, SherpaRecognizer
+        from sori.hearing.stt.sherpa import SherpaModelFiles, SherpaRecognizer
 
         s = stt.sherpa
         files = SherpaModelFiles.find(
@@ -127,9 +127,9 @@ def front_end(
 ) -> Iterator[AudioFrame]:
     """`frames` (a stream from clock time `origin_ns`) as the pipeline hears them: without
     Sori's own voice, when `played` records what its speaker plays into the room and
-    `audio.echo_cancel` is "auto" (sori.audio.echo_cancel); then through the speech
+    `audio.echo_cancel` is "auto" (sori.hearing.audio.echo_cancel); then through the speech
     enhancement `audio.denoise` names (a fresh one per audio stream), or as they are
-    ("off", and "auto", whose VAD hears the raw microphone: see sori.stt.denoised)."""
+    ("off", and "auto", whose VAD hears the raw microphone: see sori.hearing.stt.denoised)."""
     if played is not None and config.audio.echo_cancel == "auto":
         frames = cancel_echo(frames, played, origin_ns)
     return denoised(frames, build_denoiser(config.audio.denoise))
@@ -186,7 +186,7 @@ def build_hearing(
 ) -> Hearing:
     """A fresh pipeline (one per audio stream) around an already loaded recognizer (None:
     wake detection only), with a wake detector and the gate that says when an utterance
-    needs it (see `sori.pipeline.Hearing`)."""
+    needs it (see `sori.hearing.pipeline.Hearing`)."""
     return Hearing(
         build_scorer(config),
         recognizer,
@@ -211,11 +211,11 @@ def open_hearing(
 ) -> tuple[Any, AsyncIterator[Event]]:
     """The audio source `input_name` names ("mic" or a file) and the async stream of
     hearing events from it; blocking (the recognizer, unless given, and the wake detector
-    load here). The `conversation` (`sori.conversation.listening`) mutes, and when gated,
+    load here). The `conversation` (`sori.serving.conversation.listening`) mutes, and when gated,
     the wake phrase opens turns. `tap(frames, origin_ns)` sees every frame heard, and
     the clock time the stream starts at (the Home Assistant satellite keeps the last
     seconds, to hand over an utterance Sori did not understand)."""
-    from sori.audio.sources import FileSource, MicSource
+    from sori.hearing.audio.sources import FileSource, MicSource
 
     if input_name != "mic":  # a broken file is refused before the recognizer loads
         source = FileSource(input_name, config.audio.frame_ms)

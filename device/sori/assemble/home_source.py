@@ -16,9 +16,9 @@ import logging
 import os
 from typing import Any
 
-from sori.config import AreaConfig, Config, DeviceConfig, check_home
-from sori.errors import BackendError, ConfigError
-from sori.ha_import import fetch_registries, home_tables
+from sori.core.config import AreaConfig, Config, DeviceConfig, check_home
+from sori.core.errors import BackendError, ConfigError
+from sori.provisioning.ha_import import fetch_registries, home_tables
 
 log = logging.getLogger(__name__)
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 import asyncio
 import os
 
-from sori.actions import ActionRegistry
-from sori.actions.discovery import MqttPresence
-from sori.actions.speaker import speaker_states
-from sori.config import Config
-from sori.daemon import Daemon
-from sori.events import ActionFinished, Event, IntentCommitted, TurnRouted
+from sori.acting.actions import ActionRegistry
+from sori.acting.actions.discovery import MqttPresence
+from sori.acting.actions.speaker import speaker_states
+from sori.core.config import Config
+from sori.core.events import ActionFinished, Event, IntentCommitted, TurnRouted
+from sori.serving.daemon import Daemon
 
 
 def attach_presence(config: Config, daemon: Daemon, registry: ActionRegistry) -> None:

@@ -7,11 +7,11 @@ import logging
 import threading
 from typing import Any
 
-from sori.audio.sinks import Sink, SpeakerSink, WavSink
-from sori.config import Config
-from sori.errors import SoriError
-from sori.tts.base import Voice
-from sori.tts.cache import ReplyCache
+from sori.core.config import Config
+from sori.core.errors import SoriError
+from sori.hearing.audio.sinks import Sink, SpeakerSink, WavSink
+from sori.speaking.base import Voice
+from sori.speaking.cache import ReplyCache
 
 log = logging.getLogger(__name__)
 
@@ -69,17 +69,17 @@ def build_voice(config: Config) -> Voice:
 def _voice(config: Config, backend: str) -> Voice:
     t = config.tts
     if backend == "piper":
-        from sori.tts.piper import PiperVoice
+        from sori.speaking.piper import PiperVoice
 
         return PiperVoice(
             t.piper.model, t.piper.config, t.piper.speaker or None, t.piper.length_scale
         )
     if backend == "vits":
-        from sori.tts.sherpa_vits import SherpaVitsVoice
+        from sori.speaking.sherpa_vits import SherpaVitsVoice
 
         v = t.vits
         return SherpaVitsVoice(v.model_dir, v.voice, v.data_dir, v.speaker, v.speed, v.threads)
-    from sori.tts.espeak import EspeakVoice
+    from sori.speaking.espeak import EspeakVoice
 
     return EspeakVoice(t.espeak.voice or config.intents.language, t.espeak.words_per_minute)
 

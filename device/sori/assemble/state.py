@@ -5,25 +5,25 @@ from __future__ import annotations
 import logging
 import os
 
-from sori.answering import Answerer
-from sori.config import Config
-from sori.home import Home
-from sori.state import StateSource
+from sori.acting.state import StateSource
+from sori.core.config import Config
+from sori.core.home import Home
+from sori.understanding.answering import Answerer
 
 log = logging.getLogger(__name__)
 
 
 def state_topics(config: Config, home: Home) -> dict[str, str]:
     """Entity id → MQTT state topic of every device of the home."""
-    from sori.state.mqtt import state_topic
+    from sori.acting.state.mqtt import state_topic
 
     overrides = {d.id: d.state_topic for d in config.home.devices}
     return {d.id: state_topic(d, config.state.topic, overrides.get(d.id, "")) for d in home.devices}
 
 
 def _mqtt(config: Config, home: Home) -> StateSource:
-    from sori.mqtt_connection import parse_url
-    from sori.state.mqtt import MqttStateSource
+    from sori.acting.mqtt_connection import parse_url
+    from sori.acting.state.mqtt import MqttStateSource
 
     m = config.mqtt
     host, port, tls = parse_url(m.url)
@@ -36,7 +36,7 @@ def _mqtt(config: Config, home: Home) -> StateSource:
 
 
 def _home_assistant(config: Config) -> StateSource:
-    from sori.state.home_assistant import HomeAssistantStateSource
+    from sori.acting.state.home_assistant import HomeAssistantStateSource
 
     ha = config.home_assistant
     return HomeAssistantStateSource(ha.url, ha.token_env, config.state.timeout_s)
@@ -51,7 +51,7 @@ def build_state_source(config: Config, home: Home) -> StateSource | None:
         return _mqtt(config, home)
     if chosen == "home_assistant":
         return _home_assistant(config)
-    from sori.state.routed import RoutedStateSource
+    from sori.acting.state.routed import RoutedStateSource
 
     handlers = {d.id: d.handler or config.actions.default_handler for d in config.home.devices}
     used = set(handlers.values()) | {config.actions.default_handler}
@@ -72,8 +72,8 @@ def build_answerer(config: Config, home: Home) -> Answerer:
 
 def reload_answerer(answerer: Answerer, config: Config, home: Home) -> None:
     """A reload's new home: new devices are asked, and their state topics followed."""
-    from sori.state.mqtt import MqttStateSource
-    from sori.state.routed import RoutedStateSource
+    from sori.acting.state.mqtt import MqttStateSource
+    from sori.acting.state.routed import RoutedStateSource
 
     answerer.home = home
     source = answerer.source

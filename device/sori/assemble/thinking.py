@@ -13,14 +13,14 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from sori.config import Config, EdgeConfig, LlmConfig, RouterConfig
-from sori.errors import SoriError
-from sori.intents import Presets
-from sori.llm.edge import EdgeClient, EdgeSettings, Endpoint, endpoint_key
-from sori.llm.home_assistant import HaConversation
-from sori.llm.local import LocalLLM
-from sori.llm.router import Router, RouterSettings
-from sori.llm.schema import IntentSpec, Vocabulary
+from sori.core.config import Config, EdgeConfig, LlmConfig, RouterConfig
+from sori.core.errors import SoriError
+from sori.thinking.edge import EdgeClient, EdgeSettings, Endpoint, endpoint_key
+from sori.thinking.home_assistant import HaConversation
+from sori.thinking.local import LocalLLM
+from sori.thinking.router import Router, RouterSettings
+from sori.thinking.schema import IntentSpec, Vocabulary
+from sori.understanding.intents import Presets
 
 log = logging.getLogger(__name__)
 

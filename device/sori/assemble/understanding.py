@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from sori.config import HomeConfig, IntentsConfig
-from sori.home import Area, Device, Home
-from sori.intents import Presets, load_presets
-from sori.multi_command import shares_a_verb
+from sori.core.config import HomeConfig, IntentsConfig
+from sori.core.home import Area, Device, Home
+from sori.understanding.intents import Presets, load_presets
+from sori.understanding.multi_command import shares_a_verb
 
 
 def home_from_config(home: HomeConfig) -> Home:
@@ -50,7 +50,8 @@ class Swappable:
 
     def match(self, text: str) -> Any:
         # "거실이랑 안방 불 꺼줘" matched whole acts on 안방 alone: it is several commands,
-        # which the turn carries out part by part (sori.multi_command) once this says no.
+        # which the turn carries out part by part (sori.understanding.multi_command) once this
+        # says no.
         if shares_a_verb(self.current, text):
             return None
         return self.current.match(text)

@@ -8,10 +8,10 @@ import logging
 import time
 from typing import Any
 
-from sori.config import Config
-from sori.conversation.listening import Conversation
-from sori.errors import ConfigError
-from sori.wake.base import WakeDetector
+from sori.core.config import Config
+from sori.core.errors import ConfigError
+from sori.hearing.wake.base import WakeDetector
+from sori.serving.conversation.listening import Conversation
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +33,7 @@ def build_wake_detector(
         raise ConfigError(
             f"wake.backend must be one of {', '.join(WAKE_BACKENDS)}, got {wake.backend!r}"
         )
-    from sori.wake.phrase import PhraseWakeDetector
+    from sori.hearing.wake.phrase import PhraseWakeDetector
 
     started = time.perf_counter()
     detector = PhraseWakeDetector(
@@ -47,19 +47,19 @@ def build_wake_detector(
 
 
 def _auto_denoised(config: Config, detector: WakeDetector) -> WakeDetector:
-    """`wake.denoise = "auto"`: the detector hears noisy rooms denoised (sori.wake.denoised),
-    with the same decision as the recognizer's `audio.denoise = "auto"`. As it is when
-    "off", when the whole stream is denoised already (`audio.denoise = "deepfilter"`), or
-    when the denoiser cannot load (one log line)."""
-    from sori.audio.denoise import check_denoise
+    """`wake.denoise = "auto"`: the detector hears noisy rooms denoised
+    (sori.hearing.wake.denoised), with the same decision as the recognizer's
+    `audio.denoise = "auto"`. As it is when "off", when the whole stream is denoised already
+    (`audio.denoise = "deepfilter"`), or when the denoiser cannot load (one log line)."""
+    from sori.hearing.audio.denoise import check_denoise
 
     denoise = config.wake.denoise
     if denoise not in WAKE_DENOISE:
         raise ConfigError(f"wake.denoise must be one of {', '.join(WAKE_DENOISE)}, got {denoise!r}")
     if denoise == "off" or check_denoise(config.audio.denoise) == "deepfilter":
         return detector
-    from sori.audio.denoise import RoomDenoise, warm_denoiser
-    from sori.wake.denoised import AutoDenoisedWake
+    from sori.hearing.audio.denoise import RoomDenoise, warm_denoiser
+    from sori.hearing.wake.denoised import AutoDenoisedWake
 
     denoiser = warm_denoiser("wake.denoise")
     if denoiser is None:
@@ -81,7 +81,7 @@ def _wake_model(path: str, recognizer: Any) -> Any:
 
 @functools.cache
 def _default_chunk_model(path: str | None) -> Any:
-    from sori.stt.vosk import load_model
+    from sori.hearing.stt.vosk import load_model
 
     return load_model(path)
 
@@ -89,9 +89,9 @@ def _default_chunk_model(path: str | None) -> Any:
 def _sherpa_kws(config: Config, phrases: list[str]) -> WakeDetector:
     """sherpa-onnx's KeywordSpotter with the model of `[wake.sherpa_kws]`; a missing file
     or a phrase its tokens cannot spell is a ConfigError naming it."""
-    from sori.errors import ModelError
-    from sori.stt.sherpa import MODEL_HINT, SherpaModelFiles
-    from sori.wake.sherpa_kws import KwsModelFiles, SherpaKwsWakeDetector
+    from sori.core.errors import ModelError
+    from sori.hearing.stt.sherpa import MODEL_HINT, SherpaModelFiles
+    from sori.hearing.wake.sherpa_kws import KwsModelFiles, SherpaKwsWakeDetector
 
     kws = config.wake.sherpa_kws
     if not (kws.model_dir or (kws.encoder and kws.decoder and kws.joiner and kws.tokens)):

@@ -10,7 +10,7 @@ import sys
 from sori.assemble.thinking import build_router
 from sori.commands.options import add_home_options, add_json_option, load_understanding
 from sori.commands.shutdown import exit_now
-from sori.events import AnswerSentence, Event, TurnRouted
+from sori.core.events import AnswerSentence, Event, TurnRouted
 
 TIERS = ("auto", "preset", "local", "edge")
 

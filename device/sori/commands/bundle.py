@@ -8,12 +8,12 @@ import json
 import sys
 from pathlib import Path
 
-from sori.board import PROFILES
-from sori.bundle import InstallOptions, PackOptions, install_bundle, pack
-from sori.bundle.extract import StepFailed
-from sori.bundle.pack import DEFAULT_EXTRAS
-from sori.bundle.unpack import DEFAULT_CONFIG
 from sori.commands.options import add_store_options, store_root
+from sori.provisioning.board import PROFILES
+from sori.provisioning.bundle import InstallOptions, PackOptions, install_bundle, pack
+from sori.provisioning.bundle.extract import StepFailed
+from sori.provisioning.bundle.pack import DEFAULT_EXTRAS
+from sori.provisioning.bundle.unpack import DEFAULT_CONFIG
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:

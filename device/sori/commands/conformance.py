@@ -9,10 +9,10 @@ from pathlib import Path
 
 from sori.assemble.understanding import presets_from_config
 from sori.commands.options import add_json_option
-from sori.config import load_config
-from sori.conformance import Failure, load_cases, run_cases
-from sori.errors import PackError
-from sori.intents.loader import load_fixtures
+from sori.core.config import load_config
+from sori.core.errors import PackError
+from sori.testing.conformance import Failure, load_cases, run_cases
+from sori.understanding.intents.loader import load_fixtures
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:

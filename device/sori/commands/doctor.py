@@ -11,10 +11,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from sori import doctor
-from sori.board import apply_board, this_board
-from sori.config import load_config
-from sori.errors import SoriError
+from sori.core.config import load_config
+from sori.core.errors import SoriError
+from sori.provisioning import doctor
+from sori.provisioning.board import apply_board, this_board
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:

@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from sori.errors import ConfigError
+from sori.core.errors import ConfigError
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:

@@ -19,10 +19,10 @@ import os
 import sys
 from pathlib import Path
 
-from sori.config import parse_config, parse_toml
-from sori.errors import ConfigError
-from sori.files import replace_file
-from sori.ha_import import fetch_registries, home_tables, home_toml
+from sori.core.config import parse_config, parse_toml
+from sori.core.errors import ConfigError
+from sori.core.files import replace_file
+from sori.provisioning.ha_import import fetch_registries, home_tables, home_toml
 
 MAX_TIMEOUT_S = 300
 """Longest --timeout-s: home.source_timeout_s allows as much."""

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sori.errors import AudioError
+from sori.core.errors import AudioError
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +31,7 @@ def open_inputs(
     stdin when `raw` says how to read it. A missing, empty or unreadable file is told on
     stderr as `sori COMMAND: NAME: why` and left out."""
     # The audio extra: imported here, so `sori --help` runs without it.
-    from sori.audio.sources import FileSource, RawSource
+    from sori.hearing.audio.sources import FileSource, RawSource
 
     sources: list[Any] = []
     failed = False

@@ -8,7 +8,7 @@ import sys
 import time
 
 from sori.commands.options import add_home_options, add_json_option, load_understanding
-from sori.intents import Presets
+from sori.understanding.intents import Presets
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:

@@ -12,13 +12,13 @@ import sys
 from pathlib import Path
 
 from sori.commands.options import add_store_options, store_root
-from sori.config import find_config
-from sori.config.edit import replace_config, set_keys
-from sori.errors import ConfigError, ModelError
-from sori.models import find_entry, installed_path, load_catalog
-from sori.models.catalog import BOARDS, KINDS
-from sori.models.fetch import fetch, stderr_progress
-from sori.models.store import verify
+from sori.core.config import find_config
+from sori.core.config.edit import replace_config, set_keys
+from sori.core.errors import ConfigError, ModelError
+from sori.provisioning.models import find_entry, installed_path, load_catalog
+from sori.provisioning.models.catalog import BOARDS, KINDS
+from sori.provisioning.models.fetch import fetch, stderr_progress
+from sori.provisioning.models.store import verify
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:

@@ -9,13 +9,13 @@ from pathlib import Path
 
 from sori.assemble.home_source import with_home_source
 from sori.assemble.understanding import home_from_config, presets_from_config
-from sori.board import apply_board
-from sori.config import FIRST_RUN_NOTE, Config, find_config, first_run_config, load_config
-from sori.home import Home
-from sori.intents import Presets
-from sori.intents.loader import load_fixtures
-from sori.models import default_models_dir
-from sori.models.store import SERVICE_DIR
+from sori.core.config import FIRST_RUN_NOTE, Config, find_config, first_run_config, load_config
+from sori.core.home import Home
+from sori.provisioning.board import apply_board
+from sori.provisioning.models import default_models_dir
+from sori.provisioning.models.store import SERVICE_DIR
+from sori.understanding.intents import Presets
+from sori.understanding.intents.loader import load_fixtures
 
 
 def add_home_options(parser: argparse.ArgumentParser) -> None:

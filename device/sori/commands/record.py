@@ -1,6 +1,6 @@
 """`sori record --manifest M --label L ...`: record a fixture from the microphone and
 append it with its expectation to a `sori test` manifest. The work is
-sori.harness.record's; this module parses and prints."""
+sori.testing.harness.record's; this module parses and prints."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from sori.config import load_config
+from sori.core.config import load_config
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -38,7 +38,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def run(args: argparse.Namespace) -> int:
-    from sori.harness.record import append_fixture, capture  # the audio extra: not for --help
+    from sori.testing.harness.record import (  # the audio extra: not for --help
+        append_fixture,
+        capture,
+    )
 
     expect: dict[str, Any] = {}
     if args.intent:
@@ -61,11 +64,11 @@ def run(args: argparse.Namespace) -> int:
         return 2
     config = load_config(args.config)
     if args.input:
-        from sori.audio.sources import FileSource
+        from sori.hearing.audio.sources import FileSource
 
         source = FileSource(args.input, config.audio.frame_ms)
     else:
-        from sori.audio.sources import MicSource
+        from sori.hearing.audio.sources import MicSource
 
         source = MicSource(config.audio.device, config.audio.frame_ms).open()
         print(f"recording {args.seconds:g} s: speak now", file=sys.stderr)

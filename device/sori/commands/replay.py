@@ -15,9 +15,9 @@ from typing import Any
 
 from sori.commands.inputs import RawInput, open_inputs, print_each
 from sori.commands.options import add_home_options, add_json_option, load_understanding
-from sori.errors import AudioError
+from sori.core.errors import AudioError
 
-# sori.audio.format.RAW_FORMATS' names, here so `--help` does not import numpy (the audio
+# sori.hearing.audio.format.RAW_FORMATS' names, here so `--help` does not import numpy (the audio
 # extra); tests/test_light_imports.py holds the two equal.
 RAW_FORMAT_NAMES = ("f32le", "s16le", "s32le", "u8")
 
@@ -51,8 +51,8 @@ def run(args: argparse.Namespace) -> int:
     # Hearing needs the audio extra: imported here, so other commands run without it.
     from sori.assemble.hearing import hearing_recognizer
     from sori.assemble.wake import build_wake_detector
-    from sori.audio.format import check_channels, check_rate
-    from sori.replaying import replay_source
+    from sori.hearing.audio.format import check_channels, check_rate
+    from sori.testing.replaying import replay_source
 
     if "-" in args.files:  # refused at once, before models and packs load
         try:
@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def format_record(record: dict[str, Any], as_json: bool) -> str:
-    from sori.replaying import FIELDS
+    from sori.testing.replaying import FIELDS
 
     if as_json:
         return json.dumps({k: record[k] for k in FIELDS}, ensure_ascii=False)

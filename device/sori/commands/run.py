@@ -1,4 +1,4 @@
-"""`sori run`: the voice assistant as a service (see `sori.daemon`)."""
+"""`sori run`: the voice assistant as a service (see `sori.serving.daemon`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sori.api_access import build_access, ensure_token, is_loopback, load_token, split_bind
 from sori.commands.options import add_home_options, load_home
 from sori.commands.shutdown import (
     FINAL_MARGIN_S,
@@ -20,14 +19,15 @@ from sori.commands.shutdown import (
     leftover_threads,
     stop_quietly_until_serving,
 )
-from sori.config import Config
-from sori.errors import AudioError, SoriError
-from sori.home import Home
-from sori.logs import setup_logging
+from sori.core.config import Config
+from sori.core.errors import AudioError, SoriError
+from sori.core.home import Home
+from sori.core.logs import setup_logging
+from sori.serving.api_access import build_access, ensure_token, is_loopback, load_token, split_bind
 
 if TYPE_CHECKING:  # the daemon needs the extras; imported where it is built
-    from sori.daemon import Daemon
-    from sori.http_api import HttpApi
+    from sori.serving.daemon import Daemon
+    from sori.serving.http_api import HttpApi
 
 log = logging.getLogger("sori.run")
 
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     if args.input not in ("mic", "none") and not Path(args.input).is_file():
         raise AudioError(f"--input {args.input}: no such file (or 'mic', or 'none')")
     if config.wyoming.enabled:
-        from sori.wyoming_server import check_wyoming
+        from sori.serving.wyoming_server import check_wyoming
 
         check_wyoming(config)
     try:
@@ -99,7 +99,7 @@ async def serve(
     """Run until SIGTERM/SIGINT (or the input file's end), then stop within
     `daemon.shutdown_s`, whatever is still running (`sori.commands.shutdown`)."""
     from sori.assemble.daemon import build_daemon
-    from sori.http_api import HttpApi
+    from sori.serving.http_api import HttpApi
 
     if bind is None:
         bind, token = api_access(args, config)
@@ -145,8 +145,8 @@ async def serve(
             recognizer = loading.result()
         link = None
         if config.wyoming.enabled:
-            from sori.wyoming_server import announce_name, serve_beside
-            from sori.wyoming_server.satellite import attach_satellite
+            from sori.serving.wyoming_server import announce_name, serve_beside
+            from sori.serving.wyoming_server.satellite import attach_satellite
 
             if config.wyoming.satellite and args.input != "none":
                 name = announce_name(config, zeroconf=True)

@@ -21,11 +21,11 @@ import os
 import sys
 from pathlib import Path
 
-from sori.api_access import DEFAULT_TOKEN_FILE, write_token
-from sori.config import Config
-from sori.config.edit import replace_config
-from sori.config.starter import Answers, starter_toml
-from sori.errors import ConfigError
+from sori.core.config import Config
+from sori.core.config.edit import replace_config
+from sori.core.config.starter import Answers, starter_toml
+from sori.core.errors import ConfigError
+from sori.serving.api_access import DEFAULT_TOKEN_FILE, write_token
 
 DEFAULT_CONFIG_FILE = "~/.config/sori/sori.toml"
 CONFIG_FLAGS = ("output", "area", "ha_url", "ha_token_env", "mqtt_url", "wake")

@@ -1,6 +1,6 @@
 """`sori test MANIFEST...`: WAV fixtures against their expectations, clean and under noise,
 reverb, gain and speed changes; reports in JSON, JUnit XML and HTML; regressions against
-a baseline run. The work is sori.harness's; this module parses and prints."""
+a baseline run. The work is sori.testing.harness's; this module parses and prints."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def run(args: argparse.Namespace) -> int:
-    from sori.harness import Session  # hearing needs the audio extra: not for --help
+    from sori.testing.harness import Session  # hearing needs the audio extra: not for --help
 
     if args.jobs < 1:
         print("sori test: --jobs must be 1 or more", file=sys.stderr)

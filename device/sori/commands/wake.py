@@ -39,7 +39,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 def run(args: argparse.Namespace) -> int:
     # Hearing needs the audio extra: imported here, so `sori --help` runs without it.
     from sori.assemble.wake import build_wake_detector
-    from sori.replaying import wake_scan
+    from sori.testing.replaying import wake_scan
 
     config, _ = load_home(args)
     # refused before the model loads

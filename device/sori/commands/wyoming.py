@@ -1,12 +1,12 @@
 """`sori wyoming`: Sori's speech-to-text, intents and voice for Home Assistant over the
-Wyoming protocol (see `sori.wyoming_server`)."""
+Wyoming protocol (see `sori.serving.wyoming_server`)."""
 
 from __future__ import annotations
 
 import argparse
 
 from sori.commands.options import add_home_options, load_home
-from sori.logs import setup_logging
+from sori.core.logs import setup_logging
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -30,7 +30,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def run(args: argparse.Namespace) -> int:
-    from sori.wyoming_server import serve  # the recognizer's libraries: not for --help
+    from sori.serving.wyoming_server import serve  # the recognizer's libraries: not for --help
 
     config, home = load_home(args)
     setup_logging(config.daemon.log_format, args.verbose)

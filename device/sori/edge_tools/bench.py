@@ -6,7 +6,7 @@ At each concurrency level, that many sessions replay the escalation prompts back
 request count is spent. Per request it records the time to the first content token (TTFT),
 the gaps between content chunks (inter-token latency) and the tokens generated; per level it
 reports percentiles, tokens/s per session and in total, errors, and whether the p95 TTFT holds
-the budget. Requests look like the device's (`sori.llm.edge`): streaming, model "local",
+the budget. Requests look like the device's (`sori.thinking.edge`): streaming, model "local",
 thinking off through `chat_template_kwargs`, the edge system prompt.
 """
 
@@ -20,10 +20,10 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from sori.core.errors import BackendError, DependencyError
 from sori.edge_tools.escalations import ESCALATIONS
-from sori.errors import BackendError, DependencyError
-from sori.llm.prompts import EDGE_SYSTEM
-from sori.llm.sse import DONE, StreamFault, content_of, next_event
+from sori.thinking.prompts import EDGE_SYSTEM
+from sori.thinking.sse import DONE, StreamFault, content_of, next_event
 
 log = logging.getLogger(__name__)
 

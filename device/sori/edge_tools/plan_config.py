@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sori.core.errors import ConfigError
 from sori.edge_tools.fleet_sim import Prewarm
-from sori.errors import ConfigError
 
 EXAMPLE_PLAN = Path(__file__).with_name("plan.example.toml")
 """The plan shipped with Sori (placeholder prices, example capacity)."""

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sori.core.errors import DependencyError
 from sori.edge_tools.bench import BenchReport
-from sori.errors import DependencyError
 
 
 def _pyplot():

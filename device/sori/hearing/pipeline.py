@@ -1,0 +1,306 @@
+"""The hearing pipeline: audio frames → VAD/endpointer → speech-to-text → early commit.
+
+`Hearing` is the synchronous core. Push one frame, get the events it caused:
+
+    hearing = Hearing(scorer, recognizer, presets, clock=clock)
+    for frame in source.frames():
+        for event in hearing.push(frame):
+            ...                                   # SpeechStarted, TranscriptPartial, ...
+    events = hearing.end()                        # closes an utterance still open
+
+It knows only protocols: a `VoiceScorer` (sori.hearing.vad), a `SpeechRecognizer`
+(sori.hearing.stt.base) and an `Understanding` (anything with `match(text)` and
+`is_closed(text)`, such as `sori.understanding.intents.Presets`). Which utterances reach the
+recognizer (mute, the wake phrase) is `sori.hearing.wake_gate`'s; where frames come from and
+how time passes, `sori.hearing.pacing`'s (`replay` in simulated real time, `pace` like a
+microphone, `hear` for the daemon's loop).
+
+Early commit: while an utterance is open, the latest partial hypothesis may already commit
+to an intent (`IntentCommitted(early=True)`), before the recognizer's final result; if the
+final transcript then means something else, `IntentCorrected` follows. Which intent, and
+when, is `sori.hearing.committing`'s.
+
+Sori answers a committed command at once, often before the endpointer has heard the
+pause that ends the utterance. Live, without echo cancellation, the voice detector then
+hears the reply as more of the same utterance. So a committed turn ends where the gate's
+echo says Sori began speaking (`WakeGate.sori_speaks`): its final transcript is the
+command's, not the command followed by Sori's own words, and the wake detector listens
+through the rest of the utterance for a phrase said over the reply (barge-in).
+
+Streaming recognizers show a word only some way after it was spoken (vosk: up to its
+chunk size plus the acoustic model's right context). So on the first silent frame of a
+pause, when nothing can be committed yet, the pipeline asks the recognizer to catch up as
+if `flush_ms` of silence had been heard (`RecognizerStream.flush`), and skips as much of
+the real silence that follows; again (at most `flush_steps` times per pause) while the
+partial is empty or an unclosed command. The flush thus runs while the silence gate is
+still closed, and the commit usually comes on the frame that opens it.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from sori.core.clock import Clock
+from sori.core.events import (
+    Event,
+    SpeechStarted,
+    SpeechStopped,
+    TranscriptFinal,
+    TranscriptPartial,
+    UtteranceHeard,
+)
+from sori.hearing.audio.format import AudioFrame
+from sori.hearing.audio.ring import FrameRing
+from sori.hearing.committing import CommitSettings, Committer, Turn, Understanding
+from sori.hearing.stt.base import Hypothesis, SpeechRecognizer
+from sori.hearing.vad import Endpointer, EndpointSettings, VoiceScorer
+from sori.hearing.wake.base import WakeDetector
+from sori.hearing.wake_gate import Gate, WakeGate
+
+MS = 1_000_000
+
+
+class Hearing:
+    """The synchronous core of the hearing pipeline (see the module docstring).
+
+    With a wake detector and a gate (`sori.hearing.wake_gate`), the recognizer hears an utterance
+    only when the gate is open as it begins, or from the end of a wake phrase that opens it
+    (`WakeDetected`). Other utterances make only `SpeechStarted` and `SpeechStopped`. Muted
+    (the gate says so), frames are dropped before the voice detector.
+    """
+
+    def __init__(
+        self,
+        scorer: VoiceScorer,
+        recognizer: SpeechRecognizer,
+        understanding: Understanding | None,
+        *,
+        clock: Clock,
+        endpoint: EndpointSettings | None = None,
+        commit: CommitSettings | None = None,
+        origin_ns: int = 0,
+        wake: WakeDetector | None = None,
+        gate: Gate | None = None,
+    ) -> None:
+        self.recognizer = recognizer
+        """None: wake detection only (`sori wake`)."""
+        self.wake = WakeGate(gate, wake, clock, origin_ns)
+        """Mute and the wake phrase: which utterances the recognizer hears."""
+        self.commits = Committer(understanding, commit or CommitSettings(), clock)
+        """Which intent each turn's words commit to, and when."""
+        self.clock = clock
+        self.endpoint = endpoint or EndpointSettings()
+        self.origin_ns = origin_ns
+        """Clock time of stream time 0; event audio times are shifted by it."""
+        self.endpointer = Endpointer(scorer, self.endpoint, clock, origin_ns)
+        self._ring = FrameRing(
+            self.endpoint.pre_roll_ms + self.endpoint.start_ms, self.endpoint.frame_ms
+        )
+        self._turn: Turn | None = None
+
+    @property
+    def in_speech(self) -> bool:
+        return self._turn is not None
+
+    @property
+    def wake_busy_ns(self) -> int:
+        """Processing time spent in the wake detector, in nanoseconds."""
+        return self.wake.busy_ns
+
+    def push(self, frame: AudioFrame) -> list[Event]:
+        """Process one frame; the events it caused, in order."""
+        if self.wake.muted:
+            return self._drop()
+        events: list[Event] = []
+        started = time.perf_counter_ns()
+        boundary = self.endpointer.push(frame)
+        vad_ns = time.perf_counter_ns() - started
+        if self._turn is None and not self.wake.listening:
+            self._ring.push(frame)
+            if isinstance(boundary, SpeechStarted):
+                events.append(boundary)
+                self._begin(boundary, self._ring.drain(), events)
+                if self._turn is not None:
+                    self._turn.busy_ns["vad"] += vad_ns
+            elif isinstance(boundary, SpeechStopped):
+                events.append(boundary)  # the end of an utterance Sori's answer cut short
+            return events
+        opened_now = False
+        if self.wake.listening:
+            before = self._turn
+            self._hear_wake(frame, events)
+            opened_now = self._turn is not None and self._turn is not before
+        turn = self._turn
+        if turn is not None:
+            turn.busy_ns["vad"] += vad_ns
+            if turn.committed is not None and self.wake.sori_speaks(frame):
+                self._answered(frame, events)
+            elif not opened_now:  # a turn opened by a wake phrase has had this frame
+                self._continue(turn, frame, boundary, events)
+        if isinstance(boundary, SpeechStopped):
+            self._stopped(boundary, events)
+        return events
+
+    def _continue(self, turn: Turn, frame: AudioFrame, boundary: Any, events: list[Event]) -> None:
+        """One more frame of an open turn: feed it, commit early when possible."""
+        if self.endpointer.trailing_silence_ns == 0 and not isinstance(boundary, SpeechStopped):
+            turn.flushes, turn.pad_credit_ns = 0, 0  # voiced again: a new pause may flush
+        if turn.pad_credit_ns >= frame.duration_ns:
+            turn.pad_credit_ns -= frame.duration_ns  # already fed as padding
+        else:
+            self._feed(frame, events)
+        self._check_early(events)
+        if turn.committed is not None and turn.commit_speech_end_ns is None:
+            silence_start = self.endpointer.silence_start_ns
+            turn.commit_speech_end_ns = (
+                silence_start if silence_start is not None else self.origin_ns + frame.end_ns
+            )
+
+    def end(self) -> list[Event]:
+        """The audio ended: close an utterance still open."""
+        events: list[Event] = []
+        boundary = self.endpointer.end_of_stream()
+        if boundary is not None and (self._turn is not None or self.wake.listening):
+            self._stopped(boundary, events)
+        return events
+
+    def _stopped(self, boundary: SpeechStopped, events: list[Event]) -> None:
+        """The utterance ended: the wake detector's part of it, then the turn's."""
+        events.append(boundary)
+        if self.wake.listening:
+            found = self.wake.finish()
+            if found is not None:
+                events.append(found)  # nothing follows it
+        if self._turn is not None:
+            self._close(boundary.audio_end_ns, boundary.t_ns, events)
+
+    def _answered(self, frame: AudioFrame, events: list[Event]) -> None:
+        """Sori began answering the committed turn with `frame` while the utterance goes
+        on: the turn ends here, and the rest of the utterance (Sori's voice, and perhaps a
+        phrase said over it) is the wake detector's."""
+        self._close(self.origin_ns + frame.start_ns, self.clock.now_ns(), events)
+        self.wake.listen_again()
+
+    # -- wake phrase and mute --------------------------------------------------------------
+
+    def _begin(self, started: SpeechStarted, frames: list[AudioFrame], events: list[Event]) -> None:
+        """An utterance began: the recognizer hears it when no wake phrase is needed (no
+        detector, or the gate open); the detector, when there is one, hears it too."""
+        if self.recognizer is not None and self.wake.hears(started.audio_start_ns):
+            self._open(started.utterance_id, started.audio_start_ns)
+            for buffered in frames:
+                self._feed(buffered, events)
+            self._check_early(events)
+        if self.wake.gated and frames:
+            self.wake.begin(started.utterance_id, frames[0])
+            for buffered in frames:
+                self._hear_wake(buffered, events)
+
+    def _hear_wake(self, frame: AudioFrame, events: list[Event]) -> None:
+        """A wake phrase opens the utterance: `WakeDetected`, then a fresh recognizer turn
+        on the audio after the phrase (replacing any turn a window opened)."""
+        woken = self.wake.feed(frame)
+        if woken is None:
+            return
+        events.append(woken.event)
+        if self.recognizer is None:
+            return
+        self._open(woken.event.utterance_id, woken.event.end_ns)
+        for after in woken.after:
+            self._feed(after, events)
+        self._check_early(events)
+
+    def _drop(self) -> list[Event]:
+        """Muted: the frame is not heard; an utterance still open ends here."""
+        events: list[Event] = []
+        self._ring.drain()
+        if self._turn is not None or self.wake.listening:
+            boundary = self.endpointer.end_of_stream()
+            if boundary is not None:
+                events.append(boundary)
+            self.wake.drop()
+            if self._turn is not None and boundary is not None:
+                self._close(boundary.audio_end_ns, boundary.t_ns, events)
+            self._turn = None
+        return events
+
+    # -- one utterance ---------------------------------------------------------------------
+
+    def _open(self, utterance_id: int, speech_start_ns: int) -> None:
+        assert self.recognizer is not None
+        self.commits.begin()
+        t0 = time.perf_counter_ns()
+        stream = self.recognizer.open_stream()
+        self._turn = Turn(utterance_id, stream, speech_start_ns)
+        self._turn.busy_ns["stt"] += time.perf_counter_ns() - t0
+
+    def _feed(self, frame: AudioFrame, events: list[Event]) -> None:
+        turn = self._turn
+        assert turn is not None
+        t0 = time.perf_counter_ns()
+        hyp = turn.stream.feed(frame.pcm)
+        turn.busy_ns["stt"] += time.perf_counter_ns() - t0
+        turn.audio_ns += frame.duration_ns
+        self._show(turn, hyp, events)
+
+    def _flush(self, turn: Turn, events: list[Event]) -> None:
+        t0 = time.perf_counter_ns()
+        flush_ms = self.commits.settings.flush_ms
+        hyp = turn.stream.flush(flush_ms)
+        turn.busy_ns["stt"] += time.perf_counter_ns() - t0
+        turn.audio_ns += flush_ms * MS
+        turn.pad_credit_ns += flush_ms * MS
+        self._show(turn, hyp, events)
+
+    def _show(self, turn: Turn, hyp: Hypothesis | None, events: list[Event]) -> None:
+        """A new partial hypothesis becomes the turn's partial and a `TranscriptPartial`."""
+        if hyp is not None and hyp.text != turn.partial:
+            turn.partial, turn.hyp = hyp.text, hyp
+            events.append(TranscriptPartial(self.clock.now_ns(), turn.utterance_id, hyp.text))
+
+    def _check_early(self, events: list[Event]) -> None:
+        """In a pause: flush it through the recognizer when the committer wants that, then
+        commit early when the partial allows (sori.hearing.committing)."""
+        turn = self._turn
+        silence_ns = self.endpointer.trailing_silence_ns
+        early = self.commits.settings.early
+        if turn is None or turn.committed is not None or not early or not silence_ns:
+            return
+        if self.commits.wants_flush(turn):
+            turn.flushes += 1
+            self._flush(turn, events)
+        committed = self.commits.early(turn, silence_ns)
+        if committed is not None:
+            turn.committed, turn.commit_t_ns = committed, committed.t_ns
+            events.append(committed)
+
+    def _close(self, audio_end_ns: int, stopped_t_ns: int, events: list[Event]) -> None:
+        """The turn ends: its audio reached `audio_end_ns` (clock-comparable stream time),
+        and the endpointer (or Sori's answer) ended it at clock time `stopped_t_ns`."""
+        turn = self._turn
+        assert turn is not None
+        self._turn = None
+        t0 = time.perf_counter_ns()
+        final = turn.stream.finalize()
+        turn.busy_ns["stt"] += time.perf_counter_ns() - t0
+        final_event = TranscriptFinal(
+            self.clock.now_ns(), turn.utterance_id, final.text, final.confidence, final.lr_score
+        )
+        events.append(final_event)
+        commits, speech_end_ns = self.commits.final(turn, final, audio_end_ns)
+        events += commits
+        events.append(
+            UtteranceHeard(
+                self.clock.now_ns(),
+                turn.utterance_id,
+                final.text,
+                turn.speech_start_ns,
+                speech_end_ns,
+                stopped_t_ns,
+                final_event.t_ns,
+                turn.commit_t_ns,
+                {**turn.busy_ns, "audio": turn.audio_ns},
+                final.lr_score,
+            )
+        )

@@ -1,0 +1,135 @@
+"""The speech-to-text interface: open a stream per utterance, feed frames, finalize.
+
+    stream = recognizer.open_stream()
+    for frame in frames:
+        partial = stream.feed(frame.pcm)     # a Hypothesis when the text changed, else None
+    partial = stream.flush(120)              # a pause began: catch up now (early commit)
+    final = stream.finalize()                # the final Hypothesis; the stream is done
+
+A recognizer holds the loaded model (expensive, once per process); a stream is one
+utterance (cheap). Backends live one per file and import their libraries lazily.
+
+A recognizer's first utterance is slow (vosk builds its decoding graph lazily and keeps
+what it built; thread pools start on first use), so `warm_up` decodes speech-like sound
+once at start-up, through every pass and the flush path; a backend can do better by
+defining its own `warm_up(seconds)`.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from typing import Protocol
+
+FRAME_BYTES = 640
+"""20 ms of 16 kHz s16le: the frames the pipeline feeds."""
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    """One recognized word."""
+
+    text: str
+    """The word."""
+    confidence: float = 1.0
+    """Recognizer confidence in [0, 1]."""
+
+
+@dataclass(frozen=True, slots=True)
+class Hypothesis:
+    """A partial or final transcript."""
+
+    text: str
+    """Words separated by single spaces; empty when nothing was heard."""
+    confidence: float = 1.0
+    """Recognizer confidence in [0, 1]; 1.0 when the backend gives none."""
+    words: tuple[Word, ...] = ()
+    """Per-word detail where the backend gives it."""
+    source: str = ""
+    """Which pass produced it, when a backend runs several ("free", "grammar"). A backend
+    reports a "grammar" hypothesis only when the phrase-constrained result stands."""
+    lr_score: float | None = None
+    """Likelihood ratio of the phrase-constrained decode against the free-form one: total
+    path score of the constrained decode minus that of the free-form decode of the same
+    audio, per second of audio (log-likelihood units per second; above 0 the phrases explain
+    the audio at least as well as the full language model). None when not scored."""
+
+
+class RecognizerStream(Protocol):
+    """One utterance being recognized."""
+
+    def feed(self, pcm: bytes) -> Hypothesis | None:
+        """Accept 16 kHz mono s16le audio; the new partial hypothesis when it changed."""
+        ...
+
+    def flush(self, silence_ms: int) -> Hypothesis | None:
+        """A pause began: catch up as if `silence_ms` of silence had been heard, so the
+        hypothesis reaches the end of speech now; the new partial when it changed. The
+        pause may be only a gap between words: audio fed afterwards must carry on the same
+        utterance as if the pause had been `silence_ms` long."""
+        ...
+
+    def finalize(self) -> Hypothesis:
+        """No more audio: the final hypothesis."""
+        ...
+
+
+class SpeechRecognizer(Protocol):
+    """A loaded model that recognizes one utterance at a time."""
+
+    name: str
+    """Backend name for logs and traces ("vosk", "sherpa")."""
+
+    def open_stream(self) -> RecognizerStream: ...
+
+
+@dataclass(frozen=True, slots=True)
+class WarmUp:
+    """What a warm-up did."""
+
+    audio_s: float
+    """Speech-like audio decoded, in seconds."""
+    took_s: float
+    """Wall-clock time it took, in seconds."""
+    text: str = ""
+    """What the recognizer made of it (nonsense; for the log)."""
+
+
+def warm_up(recognizer: SpeechRecognizer, seconds: float) -> WarmUp:
+    """Decode `seconds` of speech-like sound once, so the first real utterance is as fast
+    as the later ones. The recognizer's own `warm_up(seconds)` when it has one, else
+    `warm_up_streaming`. 0 seconds does nothing."""
+    if seconds <= 0:
+        return WarmUp(0.0, 0.0)
+    custom = getattr(recognizer, "warm_up", None)
+    if callable(custom):
+        return custom(seconds)
+    return warm_up_streaming(recognizer, seconds)
+
+
+def warm_up_streaming(recognizer: SpeechRecognizer, seconds: float) -> WarmUp:
+    """The generic warm-up: one stream fed `seconds` of speech-like sound in 20 ms frames,
+    with a pause flushed in the middle and audio after it (the early-commit path), then a
+    flush and the final result: every pass and every stream method runs once."""
+    import numpy as np
+
+    from sori.hearing.audio.augment import to_pcm16
+    from sori.hearing.audio.synthetic import speech_like
+
+    started = time.perf_counter()
+    pcm = to_pcm16(speech_like(seconds, np.random.default_rng(0)))
+    middle = len(pcm) // 2 // FRAME_BYTES * FRAME_BYTES
+    stream = recognizer.open_stream()
+    for start in range(0, len(pcm), FRAME_BYTES):
+        if start == middle:
+            stream.flush(120)
+        stream.feed(pcm[start : start + FRAME_BYTES])
+    stream.flush(120)
+    final = stream.finalize()
+    return WarmUp(len(pcm) / 2 / 16000, time.perf_counter() - started, final.text)
+
+
+def normalize_text(text: str) -> str:
+    """Collapse whitespace (and sentencepiece's word marker) into single spaces."""
+    return re.sub(r"\s+", " ", text.replace("\u2581", " ")).strip()

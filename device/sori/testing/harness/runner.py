@@ -1,0 +1,137 @@
+"""One process's runs of a manifest: every fixture under one augmentation through the same
+hearing pipeline as the microphone (sori.assemble builds it, sori.testing.replaying replays and
+summarizes), judged against the expectations. `run.py` shares the runs among processes;
+`act.py` extends the runner so what is heard is acted on by a real daemon.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from sori.assemble.hearing import hearing_recognizer
+from sori.assemble.understanding import home_from_config, presets_from_config
+from sori.core.config import Config, load_config
+from sori.core.home import Home
+from sori.hearing.audio.augment import to_pcm16
+from sori.hearing.audio.format import RATE_HZ, AudioFrame
+from sori.hearing.audio.ring import FrameChunker
+from sori.testing.harness import conditions
+from sori.testing.harness.judge import judge
+from sori.testing.harness.manifest import Manifest, check_intents
+from sori.testing.replaying import replay_source
+from sori.understanding.intents.loader import load_fixtures
+
+
+@dataclass(frozen=True)
+class Understanding:
+    """What a manifest runs against: its config and the presets over its home."""
+
+    config: Config
+    presets: Any
+
+
+def load_understanding(manifest: Manifest) -> Understanding:
+    """The manifest's config and home, compiled into presets; expected intents checked."""
+    config = load_config(str(manifest.config) if manifest.config else None)
+    presets = presets_from_config(config.intents, manifest_home(manifest, config))
+    known = {block.intent for block in presets.blocks}
+    check_intents(manifest, known)
+    return Understanding(config, presets)
+
+
+def manifest_home(manifest: Manifest, config: Config) -> Home:
+    """The home the manifest names (HA fixture YAML or a TOML's [home]), else the config's."""
+    if manifest.home is None:
+        return home_from_config(config.home)
+    if manifest.home.suffix == ".toml":
+        return home_from_config(load_config(str(manifest.home)).home)
+    return load_fixtures(manifest.home)
+
+
+class PcmSource:
+    """Pipeline PCM held in memory, as an audio source for sori.testing.replaying."""
+
+    def __init__(self, name: str, pcm: bytes, frame_ms: int) -> None:
+        self.name = name
+        self.pcm = pcm
+        self.frame_ms = frame_ms
+
+    def frames(self) -> Iterator[AudioFrame]:
+        chunker = FrameChunker(self.frame_ms)
+        out: list[AudioFrame] = [*chunker.push(self.pcm), *chunker.flush()]
+        return iter(out)
+
+    def close(self) -> None:
+        pass
+
+
+class Runner:
+    """Runs of one manifest in one process: models loaded once, audio cached."""
+
+    def __init__(self, manifest: Manifest, understanding: Understanding | None = None) -> None:
+        self.manifest = manifest
+        self.understanding = understanding or load_understanding(manifest)
+        config = self.understanding.config
+        self.recognizer = hearing_recognizer(config, self.understanding.presets)
+        self._audio: dict[int, np.ndarray] = {}
+
+    def audio(self, index: int) -> np.ndarray:
+        if index not in self._audio:
+            self._audio[index] = conditions.fixture_audio(self.manifest.fixtures[index])
+        return self._audio[index]
+
+    def hear(self, source: PcmSource) -> list[dict[str, Any]]:
+        """One record per utterance heard in `source` (sori.testing.replaying's fields)."""
+        config = self.understanding.config
+        return replay_source(source, config, self.recognizer, self.understanding.presets)
+
+    def forget(self) -> None:
+        """Each run starts in a room of its own: a denoiser (audio.denoise = "auto") keeps
+        its state from one utterance to the next, which would make a run's result depend
+        on the runs before it in the same worker."""
+        forget_room = getattr(self.recognizer, "forget_room", None)
+        if forget_room is not None:
+            forget_room()
+
+    def close(self) -> None:
+        pass
+
+    def run(self, fixture_index: int, augmentation_index: int) -> dict[str, Any]:
+        """One fixture under one augmentation: its replay records, judged."""
+        fixture = self.manifest.fixtures[fixture_index]
+        augmentation = self.manifest.augmentations[augmentation_index]
+        started = time.perf_counter()
+        voices = []
+        if augmentation.noise == "babble":  # the other recordings talk in the background
+            own = set(fixture.audio)  # never the talker's own words (they would align)
+            others = [f.index for f in self.manifest.fixtures if not own & set(f.audio)]
+            voices = [self.audio(i) for i in others]
+        rng = np.random.default_rng(conditions.seed(fixture, augmentation))
+        signal = conditions.apply(self.audio(fixture_index), augmentation, rng, voices)
+        config = self.understanding.config
+        source = PcmSource(fixture.name, to_pcm16(signal), config.audio.frame_ms)
+        self.forget()
+        records = self.hear(source)
+        verdict = judge(fixture, records, self.understanding.presets)
+        return {
+            "manifest": str(self.manifest.path),
+            "fixture": fixture.name,
+            "fixture_index": fixture.index,
+            "audio": [str(p) for p in fixture.audio],
+            "augmentation": augmentation.name,
+            "noise": augmentation.noise,
+            "snr_db": augmentation.snr_db,
+            "passed": verdict.passed,
+            "failures": verdict.failures,
+            "false_actions": verdict.false_actions,
+            "cer": verdict.cer,
+            "audio_s": round(len(signal) / RATE_HZ, 3),
+            "wall_s": round(time.perf_counter() - started, 3),
+            "utterances": records,
+            "checks": verdict.checks,
+        }
