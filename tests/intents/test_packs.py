@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import tracemalloc
+
 import pytest
 
 from sori.core.errors import PackError
@@ -33,6 +35,22 @@ def test_bad_yaml_names_file_and_line(tmp_path):
     path = write(tmp_path, "language: ko\nintents:\n  HassTurnOn: [\n")
     with pytest.raises(PackError, match=r"extra\.yaml: line \d+: invalid YAML"):
         load_extra(path)
+
+
+def test_a_pack_of_nested_aliases_is_refused_in_bounded_memory(tmp_path):
+    """A few hundred bytes of anchored aliases expand to millions of strings (billion laughs):
+    a pack is read without aliases, so it is refused before anything is built."""
+    levels = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    levels += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 8)]
+    path = write(tmp_path, "language: ko\n" + "\n".join(levels) + "\nintents: {}\n")
+    tracemalloc.start()
+    try:
+        with pytest.raises(PackError, match=r"extra\.yaml: line \d+: invalid YAML: .*alias"):
+            load_extra(path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 20_000_000
 
 
 def test_bad_template_names_file_line_and_template(tmp_path):

@@ -11,13 +11,21 @@ from typing import Any
 
 import yaml
 
+from sori.core.bounded_yaml import one_line, read_bounded
 from sori.core.errors import PackError
 from sori.core.home import MAX_NAME_CHARS, Area, Device, Home
 from sori.core.shipped import shipped_path
 
+MAX_DEPTH = 32
+"""Mappings and lists one YAML file may nest (HA's packs and tests need a handful)."""
+MAX_VALUES = 500_000
+"""Values one YAML file may hold (the largest pack here holds about 2,000)."""
+
 
 def read_yaml(path: Path) -> dict[str, Any]:
-    """A YAML mapping from `path`, or a PackError naming file, line and problem."""
+    """A YAML mapping from `path`, or a PackError naming file, line and problem. Read within
+    limits (no aliases, MAX_DEPTH levels, MAX_VALUES values): a pack or a test file comes
+    from other people, and a few hundred bytes of YAML can otherwise fill the memory."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -25,14 +33,13 @@ def read_yaml(path: Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as exc:
         raise PackError(f"{path}: cannot read as UTF-8 text: {exc}") from None
     try:
-        data = yaml.safe_load(text)
+        data = read_bounded(text, MAX_DEPTH, MAX_VALUES)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f" line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise PackError(f"{path}:{line}: invalid YAML: {problem}") from None
-    except RecursionError:  # PyYAML composes nested nodes recursively
-        raise PackError(f"{path}: nested too deeply to read; packs need a few levels") from None
+        where, _, problem = one_line(exc, text).rpartition(": ")
+        where = where.split(",")[0]  # "line 3, column 7" -> "line 3"
+        if "nested more than" in problem:
+            problem += " (nested too deeply: packs need a few levels)"
+        raise PackError(f"{path}: {where + ': ' if where else ''}invalid YAML: {problem}") from None
     if not isinstance(data, dict):
         raise PackError(f"{path}: expected a mapping at the top level, got {type(data).__name__}")
     return data
