@@ -51,7 +51,9 @@ def test_answer_sentences_are_spoken_in_order(tmp_path, mosquitto):
 
 def test_an_intent_the_model_maps_is_acted_on(tmp_path, mosquitto, subscriber):
     judged = Judgment("HassTurnOff", {"name": "거실 조명", "domain": "light"}, confidence=0.9)
-    _, turn = run_turn(tmp_path, mosquitto, ScriptedLocal(judged, []), "거실 좀 어둡게 해 줄래")
+    _, turn = run_turn(
+        tmp_path, mosquitto, ScriptedLocal(judged, []), "거실 분위기 좀 차분하게 만들어 줄래"
+    )
     assert subscriber.next() == ("sori/light/living_room/set", "OFF")
     assert (turn["intent"], turn["tier"]) == ("HassTurnOff", "local")
     assert turn["actions"][0]["ok"]
