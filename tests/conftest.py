@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -26,3 +27,15 @@ def private_home(tmp_path_factory, monkeypatch) -> Path:
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     return home
+
+
+@pytest.fixture
+def quiet(caplog):
+    """Asserts at the end that nothing above INFO and no traceback was logged (the HTTP
+    API's line at its connection cap aside)."""
+    caplog.set_level(logging.DEBUG)
+    yield caplog
+    loud = [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
+    loud = [r for r in loud if "connections open" not in r.getMessage()]  # the cap's line
+    assert not loud, [f"{r.levelname} {r.name}: {r.getMessage()}" for r in loud]
+    assert "Traceback" not in caplog.text

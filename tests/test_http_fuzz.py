@@ -9,7 +9,6 @@ nothing is logged above INFO, no traceback, and no turn runs.
 from __future__ import annotations
 
 import json
-import logging
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -35,15 +34,6 @@ def api(tmp_path_factory, mosquitto):
         yield served.start(token=TOKEN)
     finally:
         served.close()
-
-
-@pytest.fixture
-def quiet(caplog):
-    caplog.set_level(logging.INFO)
-    yield caplog
-    loud = [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
-    assert not loud, [f"{r.levelname} {r.name}: {r.getMessage()}" for r in loud]
-    assert "Traceback" not in caplog.text
 
 
 header_bytes = st.one_of(

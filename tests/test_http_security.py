@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import logging
 import random
 import re
 import socket
@@ -65,17 +64,6 @@ def served(tmp_path_factory, mosquitto):
     served = Served(build(write_config(folder, mosquitto), folder / "reply.wav"))
     yield served
     served.close()
-
-
-@pytest.fixture
-def quiet(caplog):
-    """Asserts at the end that nothing above INFO and no traceback was logged."""
-    caplog.set_level(logging.DEBUG)
-    yield caplog
-    loud = [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
-    loud = [r for r in loud if "connections open" not in r.getMessage()]  # the cap's line
-    assert not loud, [f"{r.levelname} {r.name}: {r.getMessage()}" for r in loud]
-    assert "Traceback" not in caplog.text
 
 
 def exchange(api: HttpApi, data: bytes, timeout_s: float = 3.0, half_close: bool = False):

@@ -17,6 +17,7 @@ from daemon_kit import ENGLISH_HOME, HOME_TOML, build, write_config
 from sori.assemble.understanding import Swappable, home_from_config, presets_from_config
 from sori.core.config import parse_config
 from sori.understanding.multi_command import MAX_PARTS, plan
+from test_multi_command import BEDROOM_LIGHT
 
 SENTINEL = "에어컨 꺼줘"
 SENTINEL_MESSAGE = ("sori/climate/bedroom/set", "OFF")
@@ -26,15 +27,6 @@ MORE_LIGHTS = "".join(
     f'\n[[home.devices]]\nid = "light.{key}"\nname = "{name} 불"\nhandler = "mqtt"\n'
     for key, name in (("kitchen", "주방"), ("porch", "현관"), ("study", "서재"), ("bath", "욕실"))
 )
-
-BEDROOM_LIGHT = """
-[[home.devices]]
-id = "light.bedroom"
-name = "안방 조명"
-area = "bedroom"
-aliases = ["안방 불"]
-handler = "mqtt"
-"""
 
 
 @pytest.fixture(scope="module")
