@@ -14,6 +14,15 @@ the example home; gemma-3-270m with --llm):
 
 Run it on the board itself (pinned to one core with taskset) to fill in its row of the
 README's board table; figures from another machine are not that board's.
+
+`--footprint`: peak RSS (/usr/bin/time -v) and time to ready (from the start of the process
+to the daemon's "ready" log line) of `sori run` with the embedded defaults (no sori.toml,
+an empty HOME), hearing a file (`--input`, default a shared clip: recognizer, wake detector
+and the denoiser load, as with the microphone) or `--input none`; `--tree NAME=DIR` compares
+package trees (e.g. `git archive HEAD device | tar -x -C /tmp/before`), run alternately:
+
+    .venv/bin/python scripts/bench_board.py --footprint --runs 3 \
+        --tree before=/tmp/before/device --tree after=device
 """
 
 from __future__ import annotations
@@ -23,9 +32,12 @@ import csv
 import json
 import os
 import platform
+import re
 import resource
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -105,6 +117,42 @@ def llm_speed() -> dict:
     return {"prompt_tok_s": len(prompt) / prompt_s, "gen_tok_s": generated / gen_s}
 
 
+def run_once(tree: Path, input_name: str) -> dict:
+    """One `sori run` of `tree` with the embedded defaults: seconds to "ready", peak RSS."""
+    with tempfile.TemporaryDirectory(prefix="sori-footprint-") as home:
+        env = {"PATH": os.environ["PATH"], "HOME": home, "PYTHONPATH": str(tree.resolve()),
+               "LANG": "C.UTF-8"}  # fmt: skip
+        out = str(Path(home) / "out.wav")
+        command = ["/usr/bin/time", "-v", sys.executable, "-m", "sori", "run", "--input",
+                   input_name, "--output", out, "--http", "off"]  # fmt: skip
+        started = time.perf_counter()
+        child = subprocess.Popen(command, cwd=home, env=env, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE, text=True)  # fmt: skip
+        ready_s, lines = None, []
+        assert child.stderr is not None
+        for line in child.stderr:
+            lines.append(line)
+            if ready_s is None and '"msg": "ready"' in line:  # the daemon's JSON log line
+                ready_s = time.perf_counter() - started
+                if input_name == "none":
+                    child.terminate()  # /usr/bin/time passes it on; the daemon stops
+        child.wait()
+    rss = [int(m.group(1)) for m in map(re.compile(r"Maximum resident set size.*: (\d+)").search,
+                                        lines) if m]  # fmt: skip
+    loads = sum("vosk: model loaded" in line for line in lines)
+    return {"ready_s": ready_s, "peak_rss_mib": rss[0] / 1024 if rss else None,
+            "vosk_loads": loads}  # fmt: skip
+
+
+def footprint(trees: list[tuple[str, Path]], input_name: str, runs: int) -> dict:
+    """`runs` runs of each tree, alternating, so a busy machine slows each alike."""
+    results: dict[str, list[dict]] = {name: [] for name, _ in trees}
+    for _ in range(runs):
+        for name, tree in trees:
+            results[name].append(run_once(tree, input_name))
+    return results
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--shared", default=str(REPO.parent / "shared"), help="shared data")
@@ -112,11 +160,35 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=20, help="intent matches per command")
     parser.add_argument("--llm", action="store_true", help="also llama.cpp tokens per second")
     parser.add_argument("--json", action="store_true", help="one JSON object")
+    parser.add_argument("--footprint", action="store_true", help="sori run: RSS and ready")
+    parser.add_argument(
+        "--tree",
+        action="append",
+        default=[],
+        metavar="NAME=DIR",
+        help="a package tree to run (default this checkout's device/)",
+    )
+    parser.add_argument("--input", default="", help="sori run --input (default a shared clip)")
+    parser.add_argument("--runs", type=int, default=2, help="footprint runs per tree")
     args = parser.parse_args()
     folder = Path(args.shared) / "audio" / "ko-read"
     if not (folder / "manifest.tsv").is_file():
         print(f"no clips in {folder}; give --shared DIR", file=sys.stderr)
         return 2
+    if args.footprint:
+        trees = [(t.split("=", 1)[0], Path(t.split("=", 1)[1])) for t in args.tree]
+        input_name = args.input or str((folder / "zeroth_104_003_0294.wav").resolve())
+        found = footprint(trees or [("this", REPO / "device")], input_name, args.runs)
+        if args.json:
+            print(json.dumps(found))
+            return 0
+        print("| tree | ready s (each run) | peak RSS MiB (each run) | vosk loads |")
+        print("|---|---|---|---|")
+        for name, rows in found.items():
+            ready = " / ".join(f"{r['ready_s']:.1f}" if r["ready_s"] else "-" for r in rows)
+            rss = " / ".join(f"{r['peak_rss_mib']:.0f}" if r["peak_rss_mib"] else "-" for r in rows)
+            print(f"| {name} | {ready} | {rss} | {rows[0]['vosk_loads']} |")
+        return 0
     cores = len(os.sched_getaffinity(0))
     config = first_run_config()
     audio = clips(folder, args.clips)

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Calibrate `stt.vosk.lr_threshold`, the likelihood-ratio test of the constrained pass.
+"""Calibrate `stt.vosk.lr_threshold`, the likelihood-ratio test of the constrained pass,
+and the second check after it (the free-form pass's `agreement`, `CALIBRATED_AGREEMENT_FLOOR`).
 
 Every clip is decoded once by both vosk passes, the whole clip as one utterance (as the
 final result is), giving the free-form text, the phrase-constrained text and `lr_score`
@@ -23,6 +24,10 @@ commands ship here: the stand-in is real read speech whose sentence is in the gr
     PYTHONPATH=device .venv/bin/python scripts/calibrate_rejection.py \\
         --commands ../shared/audio/ko-read --non-commands ../shared/audio/ko-read \\
         --fixtures ../shared/conformance/ha-intents-ko/_fixtures.yaml [--snr 20 --snr 10] [--json]
+
+With `--noise white --noise pink --noise babble --snr 20 --snr 10 --snr 5 --window 3` it
+gives the figures of docs/hearing.md ("A second check before acting"): how many noisy
+non-command utterances of a command's length pass the gate, by agreement floor.
 """
 
 from __future__ import annotations
@@ -41,14 +46,22 @@ sys.path.insert(0, str(REPO / "device"))
 
 from sori.core.config.sections import VoskConfig  # noqa: E402
 from sori.core.errors import SoriError  # noqa: E402
-from sori.hearing.audio.augment import make_noise, mix_at_snr, to_pcm16  # noqa: E402
+from sori.hearing.audio.augment import babble, make_noise, mix_at_snr, to_pcm16  # noqa: E402
 from sori.hearing.audio.sources import FileSource  # noqa: E402
-from sori.hearing.stt.vosk import VoskRecognizer, load_model  # noqa: E402
-from sori.testing.fakes import agreement  # noqa: E402
+from sori.hearing.stt.vosk import (  # noqa: E402
+    CALIBRATED_AGREEMENT_FLOOR,
+    DEFAULT_LR_THRESHOLD,
+    VoskRecognizer,
+    agreement,
+    load_model,
+)
+from sori.testing.fakes import agreement as char_agreement  # noqa: E402
 from sori.understanding.intents import load_presets  # noqa: E402
 from sori.understanding.intents.loader import load_fixtures  # noqa: E402
 
 THRESHOLDS = (-30.0, -20.0, -10.0, -5.0, -2.0, 0.0, 2.0, 5.0, 10.0)
+FLOORS = (0.0, 0.3, 0.4, 0.5, 0.6, 0.7)
+"""Agreement floors of the second check to try (0: the ratio alone)."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +81,15 @@ class Scored:
     free: str
     grammar: str
     lr_score: float
+
+    @property
+    def agree(self) -> float:
+        """The second check's measure: see `sori.hearing.stt.vosk.agreement`."""
+        return agreement(self.grammar, self.free)
+
+    def passes(self, threshold: float, floor: float) -> bool:
+        """Whether the constrained result stands: the ratio, then the agreement."""
+        return bool(self.grammar) and self.lr_score >= threshold and self.agree >= floor
 
 
 def read_set(spec: str) -> list[Clip]:
@@ -92,12 +114,29 @@ def read_set(spec: str) -> list[Clip]:
     ]
 
 
-def noisy(pcm: bytes, snr_db: float | None, seed: int) -> bytes:
+def noisy(
+    pcm: bytes, kind: str, snr_db: float | None, seed: int, voices: list[np.ndarray]
+) -> bytes:
+    """`pcm` with noise of `kind` at `snr_db` (None: as it is). Babble is six talkers from
+    `voices`, other real speech than the clip's own."""
     if snr_db is None:
         return pcm
     speech = np.frombuffer(pcm, "<i2").astype(np.float64)
-    noise = make_noise("white", len(speech), np.random.default_rng(seed))
+    rng = np.random.default_rng(seed)
+    if kind == "babble":
+        noise = babble(voices, len(speech), rng, talkers=6)
+    else:
+        noise = make_noise(kind, len(speech), rng)
     return to_pcm16(mix_at_snr(speech, noise, snr_db))
+
+
+def windows(pcm: bytes, seconds: float) -> list[bytes]:
+    """`pcm` cut into pieces of `seconds` (the last one kept when at least half as long):
+    non-command utterances of a command's length. 0: the whole clip."""
+    if seconds <= 0:
+        return [pcm]
+    step = int(seconds * 16000) * 2
+    return [pcm[i : i + step] for i in range(0, len(pcm), step) if len(pcm) - i >= step // 2]
 
 
 def decode(recognizer: VoskRecognizer, pcm: bytes) -> tuple[str, str, float]:
@@ -114,7 +153,9 @@ def acting(found) -> bool:
     return found is not None and "Get" not in found.intent
 
 
-def table(scored: list[Scored], presets, thresholds) -> list[dict]:
+def table(
+    scored: list[Scored], presets, thresholds, floor: float = CALIBRATED_AGREEMENT_FLOOR
+) -> list[dict]:
     rows = []
     commands = [s for s in scored if s.kind == "command"]
     others = [s for s in scored if s.kind == "non-command"]
@@ -123,14 +164,14 @@ def table(scored: list[Scored], presets, thresholds) -> list[dict]:
         for mode in ("both", "grammar"):
             right = actions = 0
             for s in scored:
-                stands = s.lr_score >= t
+                stands = s.passes(t, floor)
                 text = s.grammar if stands else (s.free if mode == "both" else "")
                 found = presets.match(text) if text else None
                 if s.kind == "command":
                     if s.clip.intent:
                         right += found is not None and found.intent == s.clip.intent
                     else:
-                        right += stands and agreement(text, s.clip.transcript) >= 0.9
+                        right += stands and char_agreement(text, s.clip.transcript) >= 0.9
                 else:
                     actions += acting(found)
             total = len(scored)
@@ -139,8 +180,24 @@ def table(scored: list[Scored], presets, thresholds) -> list[dict]:
             row[f"{mode}_accuracy"] = (
                 round((right + len(others) - actions) / total, 3) if total else None
             )
-        row["false_accepts"] = sum(s.lr_score >= t for s in others)
+        row["false_accepts"] = sum(s.passes(t, floor) for s in others)
+        row["false_accepts_ratio_only"] = sum(s.passes(t, 0.0) for s in others)
         row["commands"], row["non_commands"] = len(commands), len(others)
+        rows.append(row)
+    return rows
+
+
+def gate_table(scored: list[Scored], threshold: float, floors) -> list[dict]:
+    """Per kind and condition: utterances, how many pass the gate at `threshold` with each
+    floor (0: the ratio alone), for commands how many a floor keeps."""
+    rows = []
+    groups: dict[tuple[str, str], list[Scored]] = {}
+    for s in scored:
+        groups.setdefault((s.kind, s.condition), []).append(s)
+    for (kind, condition), group in groups.items():
+        row: dict = {"set": kind, "condition": condition, "utterances": len(group)}
+        for floor in floors:
+            row[f"pass@{floor:g}"] = sum(s.passes(threshold, floor) for s in group)
         rows.append(row)
     return rows
 
@@ -150,7 +207,19 @@ def main() -> int:
     parser.add_argument("--commands", action="append", default=[], metavar="DIR_OR_TSV")
     parser.add_argument("--non-commands", action="append", default=[], metavar="DIR_OR_TSV")
     parser.add_argument("--fixtures", help="home of a conformance fixtures YAML file")
-    parser.add_argument("--snr", type=float, action="append", default=[], help="white noise, dB")
+    parser.add_argument("--snr", type=float, action="append", default=[], help="noise SNR, dB")
+    parser.add_argument(
+        "--noise", action="append", default=[], help="white, pink, brown, hum or babble "
+        "(babble: six talkers from the other non-command clips); default white",
+    )  # fmt: skip
+    parser.add_argument(
+        "--window", type=float, default=0.0,
+        help="cut non-commands into pieces of this many seconds (0: whole clips)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--noisy-commands", action="store_true", help="commands in every noise too (not clean only)"
+    )
+    parser.add_argument("--floors", default=",".join(str(f) for f in FLOORS), help="comma list")
     parser.add_argument(
         "--thresholds", default=",".join(str(t) for t in THRESHOLDS), help="comma list"
     )
@@ -177,17 +246,35 @@ def main() -> int:
         "command": VoskRecognizer(model, phrases=[*phrases, *stand_ins], mode="both"),
         "non-command": VoskRecognizer(model, phrases=phrases, mode="both"),
     }
-    conditions = {"clean": None, **{f"white {s:g} dB": s for s in args.snr}}
+    floors = [float(f) for f in args.floors.split(",")]
+    conditions = {"clean": ("white", None)}
+    for kind in args.noise or ["white"]:
+        conditions.update({f"{kind} {s:g} dB": (kind, s) for s in args.snr})
+    audio = {c.path: FileSource(c.path).pcm for c in [*commands, *others]}
     scored: list[Scored] = []
     for kind, clips in (("command", commands), ("non-command", others)):
         for seed, clip in enumerate(clips):
-            pcm = FileSource(clip.path).pcm
-            for condition, snr in conditions.items():
-                free, gram, lr = decode(recognizers[kind], noisy(pcm, snr, seed))
-                scored.append(Scored(clip, kind, condition, free, gram, lr))
-                if not args.json:
-                    print(f"{kind}\t{condition}\t{clip.path.name}\t{lr:+.1f}\t{gram}", flush=True)
+            voices = [
+                np.frombuffer(audio[c.path], "<i2").astype(np.float64)
+                for c in others
+                if c.path != clip.path
+            ]
+            pieces = windows(audio[clip.path], args.window if kind == "non-command" else 0)
+            for condition, (noise, snr) in conditions.items():
+                if kind == "command" and snr is not None and not args.noisy_commands:
+                    continue
+                for piece in pieces:
+                    heard = noisy(piece, noise, snr, seed, voices)
+                    free, gram, lr = decode(recognizers[kind], heard)
+                    scored.append(Scored(clip, kind, condition, free, gram, lr))
+                    if not args.json:
+                        print(
+                            f"{kind}\t{condition}\t{clip.path.name}\t{lr:+.1f}\t"
+                            f"{agreement(gram, free):.2f}\t{gram}\t| {free}",
+                            flush=True,
+                        )
     rows = table(scored, presets, thresholds)
+    gates = gate_table(scored, DEFAULT_LR_THRESHOLD, floors)
     if args.json:
         print(
             json.dumps(
@@ -200,10 +287,12 @@ def main() -> int:
                             "lr_score": round(s.lr_score, 2),
                             "free": s.free,
                             "grammar": s.grammar,
+                            "agreement": round(s.agree, 3),
                         }
                         for s in scored
                     ],
                     "table": rows,
+                    "gate": gates,
                 },
                 ensure_ascii=False,
             )
@@ -216,7 +305,13 @@ def main() -> int:
         print(
             f"{r['threshold']:+g}\t{r['both_commands_right']}\t{r['both_false_actions']}\t"
             f"{r['grammar_commands_right']}\t{r['grammar_false_actions']}\t{r['false_accepts']}"
+            f"\t(ratio only {r['false_accepts_ratio_only']})"
         )
+    print(f"\npassing the gate at lr_threshold {DEFAULT_LR_THRESHOLD:+g}, by agreement floor")
+    print("\t".join(["set", "condition", "n", *(f"{f:g}" for f in floors)]))
+    for g in gates:
+        counts = [str(g[f"pass@{f:g}"]) for f in floors]
+        print("\t".join([g["set"], g["condition"], str(g["utterances"]), *counts]))
     return 0
 
 

@@ -9,8 +9,9 @@ which intent the turn commits to:
   (`is_closed`) and the endpointer has heard `silence_ms` of trailing silence, the intent
   is committed at once (`IntentCommitted(early=True)`) instead of after the recognizer's
   final result. A hypothesis of a recognizer's phrase-constrained pass (source "grammar",
-  with an `lr_score`) has passed the recognizer's likelihood-ratio test, which then stands
-  in for the confidence floor. A partial that ends in a connective (켜고, 그리고, 이랑)
+  with an `lr_score`) has passed the recognizer's likelihood-ratio test and its second
+  check (the free-form pass heard much the same), which then stand in for the confidence
+  floor. A partial that ends in a connective (켜고, 그리고, 이랑)
   holds the turn: the final transcript decides.
 - On the final transcript: the intent it matches (`IntentCommitted`), or, after an early
   commit that the final transcript contradicts, `IntentCorrected`; else

