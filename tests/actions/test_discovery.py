@@ -20,6 +20,7 @@ import pytest
 from broker import Subscriber
 from daemon_kit import build, write_config
 from sori.acting.actions.discovery import MqttPresence
+from sori.core.events import WakeDetected
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -71,39 +72,84 @@ def wait_for(sub: Subscriber, topic: str, payload: str, timeout_s: float = 10.0)
     raise AssertionError(f"no {payload!r} on {topic}")
 
 
-def test_configs_are_retained_in_home_assistants_shapes(mosquitto):
+def test_one_device_config_is_retained_in_home_assistants_device_shape(mosquitto):
     presence = MqttPresence(mosquitto, node_id="kitchen_speaker")
     presence.start()
     try:
         assert presence.connected.wait(10)
         presence.state("last_command", "거실 불 켜줘")
+        presence.state("last_reply", "거실 조명을 켰어요." * 30)
         topics = {
-            "homeassistant/switch/kitchen_speaker/mute/config",
-            "homeassistant/number/kitchen_speaker/volume/config",
-            "homeassistant/sensor/kitchen_speaker/last_command/config",
+            "homeassistant/device/kitchen_speaker/config",
             "sori/kitchen_speaker/availability",
             "sori/kitchen_speaker/last_command",
+            "sori/kitchen_speaker/last_reply",
         }
         seen = retained(mosquitto, topics)
     finally:
         presence.close()
     assert seen.keys() == topics
-    mute = json.loads(seen["homeassistant/switch/kitchen_speaker/mute/config"])
-    assert mute["command_topic"] == "sori/kitchen_speaker/mute/set"
-    assert mute["state_topic"] == "sori/kitchen_speaker/mute"
-    assert mute["availability_topic"] == "sori/kitchen_speaker/availability"
-    assert mute["unique_id"] == "kitchen_speaker_mute"
-    assert mute["device"]["identifiers"] == ["sori_kitchen_speaker"]
-    volume = json.loads(seen["homeassistant/number/kitchen_speaker/volume/config"])
-    assert (volume["min"], volume["max"], volume["command_topic"]) == (
+    config = json.loads(seen["homeassistant/device/kitchen_speaker/config"])
+    assert config["dev"]["ids"] == ["sori_kitchen_speaker"]
+    assert {"name", "mf", "mdl", "sw"} <= config["dev"].keys()
+    assert config["o"]["name"] == "sori"
+    assert config["availability_topic"] == "sori/kitchen_speaker/availability"
+    cmps = config["cmps"]
+    assert {k: c["p"] for k, c in cmps.items()} == {
+        "mute": "switch", "volume": "number", "listening": "binary_sensor",
+        "last_command": "sensor", "last_reply": "sensor",
+    }  # fmt: skip
+    assert cmps["mute"]["command_topic"] == "sori/kitchen_speaker/mute/set"
+    assert cmps["mute"]["state_topic"] == "sori/kitchen_speaker/mute"
+    assert cmps["mute"]["unique_id"] == "kitchen_speaker_mute"  # as before: HA keeps it
+    assert (cmps["volume"]["min"], cmps["volume"]["max"], cmps["volume"]["command_topic"]) == (
         0, 100, "sori/kitchen_speaker/volume/set",
     )  # fmt: skip
+    assert cmps["listening"]["state_topic"] == "sori/kitchen_speaker/listening"
+    assert cmps["last_reply"]["state_topic"] == "sori/kitchen_speaker/last_reply"
+    assert len({c["unique_id"] for c in cmps.values()}) == 5
     assert seen["sori/kitchen_speaker/availability"] == "online"
     assert seen["sori/kitchen_speaker/last_command"] == "거실 불 켜줘"
+    assert len(seen["sori/kitchen_speaker/last_reply"]) == 255  # HA's longest state
     # A clean goodbye leaves "offline" retained.
     assert retained(mosquitto, {"sori/kitchen_speaker/availability"}) == {
         "sori/kitchen_speaker/availability": "offline"
     }
+
+
+def test_the_old_per_entity_configs_are_migrated_and_cleared(mosquitto):
+    old = [
+        "homeassistant/switch/attic/mute/config",
+        "homeassistant/number/attic/volume/config",
+        "homeassistant/sensor/attic/last_command/config",
+    ]
+    device = "homeassistant/device/attic/config"
+    sub = Subscriber(mosquitto)
+    try:
+        for topic in old:  # what an earlier Sori left retained
+            sub._client.publish(topic, '{"name": "old"}', qos=1, retain=True).wait_for_publish(5)
+        while True:
+            try:
+                sub.next(timeout_s=0.5)
+            except queue.Empty:
+                break
+        presence = MqttPresence(mosquitto, node_id="attic")
+        presence.start()
+        try:
+            assert presence.connected.wait(10)
+            said: list[tuple[str, str]] = []
+            while len(said) < 7:
+                topic, payload = sub.next(timeout_s=5)
+                if topic in (*old, device):
+                    said.append((topic, payload if topic in old else "(device)"))
+        finally:
+            presence.close()
+    finally:
+        sub.close()
+    migrate = '{"migrate_discovery": true}'
+    # HA's documented order: migrate each old entity, announce the device, clear the old
+    assert said == [(t, migrate) for t in old] + [(device, "(device)")] + [(t, "") for t in old]
+    assert set(retained(mosquitto, {*old, device}, timeout_s=2)) == {device}
 
 
 def test_the_last_will_says_offline_when_the_process_is_killed(mosquitto):
@@ -158,8 +204,12 @@ def test_a_daemon_announces_itself_and_home_assistant_sets_its_volume(
     tmp_path, mosquitto, monkeypatch
 ):
     async def steps(daemon, sub):
-        await daemon.say("거실 불 켜줘")
+        await daemon.on_heard(WakeDetected(daemon.clock.now_ns(), 1, "소리야", 0, 0, 1.0))
+        await asyncio.to_thread(wait_for, sub, "sori/den/listening", "ON")
+        turn = await daemon.say("거실 불 켜줘")
         await asyncio.to_thread(wait_for, sub, "sori/den/last_command", "거실 불 켜줘")
+        await asyncio.to_thread(wait_for, sub, "sori/den/last_reply", turn["response"])
+        await asyncio.to_thread(wait_for, sub, "sori/den/listening", "OFF")
         sub._client.publish("sori/den/volume/set", "30", qos=1)
         await asyncio.to_thread(wait_for, sub, "sori/den/volume", "30")
 

@@ -14,7 +14,14 @@ from sori.acting.actions import ActionRegistry
 from sori.acting.actions.discovery import MqttPresence
 from sori.acting.actions.speaker import speaker_states
 from sori.core.config import Config
-from sori.core.events import ActionFinished, Event, IntentCommitted, TurnRouted
+from sori.core.events import (
+    ActionFinished,
+    Event,
+    IntentCommitted,
+    TurnFinished,
+    TurnRouted,
+    WakeDetected,
+)
 from sori.serving.daemon import Daemon
 
 
@@ -50,8 +57,28 @@ def attach_presence(config: Config, daemon: Daemon, registry: ActionRegistry) ->
         os.environ.get(m.password_env, ""), on_command,
     )  # fmt: skip
 
+    quiet: asyncio.TimerHandle | None = None
+
+    def listening(on: bool) -> None:
+        """The "listening" sensor: on from the wake phrase until the turn ends (or the
+        listening window closes without one)."""
+        nonlocal quiet
+        if quiet is not None:
+            quiet.cancel()
+            quiet = None
+        presence.state("listening", "ON" if on else "OFF")
+        if on and loop is not None:
+            quiet = loop.call_later(config.wake.listen_s, listening, False)
+
     def heard(event: Event) -> None:
-        if isinstance(event, (IntentCommitted, TurnRouted)) and event.text:
+        if isinstance(event, WakeDetected):
+            listening(True)
+        elif isinstance(event, TurnFinished):
+            if event.response:
+                presence.state("last_reply", event.response)
+            if quiet is not None:
+                listening(False)
+        elif isinstance(event, (IntentCommitted, TurnRouted)) and event.text:
             presence.state("last_command", event.text)
         elif isinstance(event, ActionFinished) and event.handler == "speaker" and event.ok:
             for what, value in speaker_states(event.detail).items():  # "볼륨 50으로"
@@ -61,6 +88,7 @@ def attach_presence(config: Config, daemon: Daemon, registry: ActionRegistry) ->
         nonlocal loop
         loop = asyncio.get_running_loop()
         presence.start()
+        presence.state("listening", "OFF")
 
     async def close() -> None:
         await asyncio.to_thread(presence.close)

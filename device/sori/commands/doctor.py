@@ -30,8 +30,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     parser.add_argument(
         "--clip",
         metavar="WAV",
-        help="clip for the self-test (default: the "
-        "shared Korean clip beside a checkout, else a synthetic one)",
+        help="a spoken command for the self-test, which passes only when it is heard and "
+        "committed (default: the shared Korean clip beside a checkout, else a synthetic one)",
     )
     parser.add_argument("--no-self-test", action="store_true", help="skip the replay")
     parser.add_argument("--json", action="store_true", help="one JSON object per check")

@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     from sori.assemble.hearing import hearing_recognizer
     from sori.assemble.wake import build_wake_detector
     from sori.hearing.audio.format import check_channels, check_rate
-    from sori.testing.replaying import replay_source
+    from sori.testing.replaying import replay_events, summarize
 
     if "-" in args.files:  # refused at once, before models and packs load
         try:
@@ -72,10 +72,35 @@ def run(args: argparse.Namespace) -> int:
         wake = build_wake_detector(config, recognizer=recognizer)
 
     def records(source: Any) -> list[dict[str, Any]]:
-        return replay_source(source, config, recognizer, presets, args.realtime, wake)
+        events, origin = replay_events(
+            source, config, recognizer, presets, args.realtime, wake
+        )  # fmt: skip
+        found = summarize(source.name, events, origin)
+        if not any(r["intent"] for r in found):  # stdout stays machine-readable
+            for line in why_nothing(source.name, events, found, config.wake.phrases, wake):
+                print(line, file=sys.stderr, flush=True)
+        return found
 
     broke = print_each("replay", sources, records, lambda r: format_record(r, args.json))
     return 2 if failed or broke else 0
+
+
+def why_nothing(
+    name: str, events: list[Any], found: list[dict[str, Any]], phrases: list[str], wake: Any
+) -> list[str]:
+    """The `no turn:` lines of a file whose utterances committed nothing: not woken, not
+    understood (with the transcript), no words, or no speech at all."""
+    from sori.commands.console import explain
+    from sori.core.events import SpeechStarted
+
+    spoken = sum(1 for e in events if isinstance(e, SpeechStarted))
+    if not spoken:
+        return [f"no turn: {name}: no speech was heard in it"]
+    unwoken = spoken - len(found) if wake is not None else 0
+    texts = [r["transcript"] for r in found if r["transcript"].strip()]
+    empty = sum(1 for r in found if not r["transcript"].strip())
+    lines = explain(unwoken, texts, empty, phrases, True)
+    return [line.replace("no turn: ", f"no turn: {name}: ", 1) for line in lines]
 
 
 def format_record(record: dict[str, Any], as_json: bool) -> str:

@@ -10,6 +10,7 @@ import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sori.commands.console import FLUSH_NS, SETTLE_NS, Console
 from sori.commands.options import add_home_options, load_home
 from sori.commands.shutdown import (
     FINAL_MARGIN_S,
@@ -39,7 +40,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         description="Run the voice assistant: microphone (or a file) through hearing, "
         "understanding, actions and speech, plus a local HTTP API (health, metrics, say, "
         "events). With a file as input it exits once the file's last turn has finished. "
-        "SIGTERM stops it gracefully; SIGHUP reloads the packs and the home.",
+        "SIGTERM stops it gracefully; SIGHUP reloads the packs and the home. "
+        "Stdout gets one plain line per turn (what was heard, what was done or answered, "
+        "how fast) and a 'no turn:' line saying why when speech made none; logs go to "
+        "stderr.",
     )
     add_home_options(parser)
     parser.add_argument(
@@ -57,13 +61,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "--no-wake", action="store_true",
         help="hear every utterance as a command, without the wake phrase ([wake] enabled)",
     )  # fmt: skip
+    parser.add_argument(
+        "--log-format", choices=("json", "text"),
+        help="stderr logs as JSON lines or plain text (default daemon.log_format: json)",
+    )  # fmt: skip
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
     stop_quietly_until_serving()
     config, home = load_home(args)  # a bad config raises ConfigError naming the key
-    setup_logging(config.daemon.log_format, args.verbose)
+    setup_logging(getattr(args, "log_format", None) or config.daemon.log_format, args.verbose)
     bind, token = api_access(args, config)  # before any model loads: a bad bind exits 2 now
     if args.input not in ("mic", "none") and not Path(args.input).is_file():
         raise AudioError(f"--input {args.input}: no such file (or 'mic', or 'none')")
@@ -128,6 +136,8 @@ async def serve(
         if not await _first(building, stopping):
             return 0
         daemon = building.result()
+        console = Console(list(config.wake.phrases), daemon.conversation.gated)
+        daemon.listeners.append(console.observe)
         daemon.start()
         loop.add_signal_handler(signal.SIGHUP, lambda: daemon.spawn(daemon.reload()))
         api = HttpApi(daemon, bind, config.http, token) if bind else None
@@ -177,11 +187,15 @@ async def serve(
                 return 0
             source, events = hearing.result()
             listening = asyncio.create_task(daemon.listen(events))
+            if args.input == "mic":
+                explaining = asyncio.create_task(_explain_every_minute(console, daemon))
+                daemon.closers.append(lambda: _cancelled(explaining))
         log.info("ready", extra={"http": api.url if api else "", "input": args.input})
         waits = [stopping] if listening is None else [stopping, listening]
         await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
         if listening is not None and listening.done() and listening.exception():
             raise listening.exception()
+        console.flush()  # the input ended (or a stop): what speech made no turn, and why
         log.info("stopping", extra={"turns": daemon.turns_done})
         return 0
     except BaseException as exc:
@@ -193,6 +207,17 @@ async def serve(
             loop.time() + config.daemon.shutdown_s, workers, building, daemon, api, source,
             listening, error,
         )  # fmt: skip
+
+
+async def _explain_every_minute(console: Console, daemon: Daemon) -> None:
+    """With the microphone, utterances that made no turn are explained once a minute."""
+    while True:
+        await asyncio.sleep(FLUSH_NS / 1e9)
+        console.flush(daemon.clock.now_ns() - SETTLE_NS)
+
+
+async def _cancelled(task: asyncio.Task) -> None:
+    task.cancel()
 
 
 async def _first(work: asyncio.Future, stopping: asyncio.Task) -> bool:

@@ -34,9 +34,11 @@ CONFIG_FLAGS = ("output", "area", "ha_url", "ha_token_env", "mqtt_url", "wake")
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "setup",
-        help="prepare this machine for 'sori run' (for now: make the HTTP API token)",
-        description="Generate an API token for the HTTP API into a file only you can read "
-        "(mode 0600) and print the [http] config lines and a curl example. The daemon "
+        help="prepare this machine for 'sori run': write sori.toml and the HTTP API token",
+        description="Write a starter sori.toml (the room, Home Assistant, the MQTT broker, "
+        "the wake phrase: asked for, or taken from the flags) and generate an API token "
+        "for the HTTP API into a file only you can read (mode 0600); with only --token-file, "
+        "just the token, with the [http] config lines and a curl example. The daemon "
         "requires 'Authorization: Bearer TOKEN' on POST /say, and on everything but /health "
         "when bound beyond loopback; 'sori run' makes this file itself when no token is "
         "configured.",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from dataclasses import replace
 from typing import Any
 
@@ -38,8 +39,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 def run(args: argparse.Namespace) -> int:
     # Hearing needs the audio extra: imported here, so `sori --help` runs without it.
+    from sori.assemble.hearing import build_hearing, front_end
     from sori.assemble.wake import build_wake_detector
-    from sori.testing.replaying import wake_scan
+    from sori.core.events import SpeechStarted, WakeDetected
+    from sori.hearing.pacing import ReplayClock, replay
+    from sori.hearing.wake_gate import NeverOpen
 
     config, _ = load_home(args)
     # refused before the model loads
@@ -51,10 +55,40 @@ def run(args: argparse.Namespace) -> int:
     detector = build_wake_detector(config)  # an unknown word: ConfigError naming it (exit 2)
 
     def records(source: Any) -> list[dict[str, Any]]:
-        return wake_scan(source, config, detector)
+        clock = ReplayClock()  # as sori.testing.replaying.wake_scan, counting utterances
+        hearing = build_hearing(config, None, None, clock, 0, detector, NeverOpen())
+        events = list(replay(front_end(config, source.frames()), hearing, clock))
+        found = [record(source.name, e) for e in events if isinstance(e, WakeDetected)]
+        if not found:  # stdout stays machine-readable
+            spoken = sum(1 for e in events if isinstance(e, SpeechStarted))
+            print(why_no_phrase(source.name, spoken, config.wake.phrases), file=sys.stderr)
+        return found
 
     broke = print_each("wake", sources, records, lambda r: format_record(r, args.json))
     return 2 if failed or broke else 0
+
+
+def record(name: str, event: Any) -> dict[str, Any]:
+    """One detection (a WakeDetected) as a `--json` record."""
+    return {
+        "file": name,
+        "phrase": event.phrase,
+        "start_s": round(event.start_ns / 1e9, 3),
+        "end_s": round(event.end_ns / 1e9, 3),
+        "score": round(event.score, 2),
+    }
+
+
+def why_no_phrase(name: str, utterances: int, phrases: list[str]) -> str:
+    """The line for a file where no wake phrase was heard."""
+    if not utterances:
+        return f"no wake phrase: {name}: no speech was heard in it"
+    said = " or ".join(phrases)
+    count = f"{utterances} utterance{'s' if utterances != 1 else ''}"
+    return (
+        f"no wake phrase: {name}: {count} heard, none opening with {said} (a phrase is "
+        "heard where it opens an utterance, after a pause)"
+    )
 
 
 def format_record(record: dict[str, Any], as_json: bool) -> str:

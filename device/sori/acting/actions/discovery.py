@@ -1,11 +1,20 @@
-"""Sori in Home Assistant through MQTT discovery: the speaker shows up as a device with a
-mute switch, a volume number, a "last command" sensor and availability.
+"""Sori in Home Assistant through MQTT discovery: the speaker shows up as one device with
+a mute switch, a volume number, a "listening" binary sensor, "last command" and "last
+reply" sensors, and availability.
 
-Config topics (retained): `<prefix>/<component>/<node_id>/<object_id>/config`, e.g.
-`homeassistant/switch/sori/mute/config`. State and command topics live under
-`sori/<node_id>/`: `availability` (`online`, and `offline` as the last will when the
-connection dies without a goodbye), `mute` + `mute/set` (ON/OFF), `volume` +
-`volume/set` (0-100), `last_command` (what was heard last).
+Home Assistant's device-based discovery: one retained config,
+`<prefix>/device/<node_id>/config` (e.g. `homeassistant/device/sori/config`), holds the
+device (`dev`), the origin (`o`) and every entity as a component (`cmps`). State and
+command topics live under `sori/<node_id>/`: `availability` (`online`, and `offline` as the
+last will when the connection dies without a goodbye), `mute` + `mute/set` (ON/OFF),
+`volume` + `volume/set` (0-100), `listening` (ON/OFF), `last_command` (what was heard
+last) and `last_reply` (what Sori said last).
+
+Earlier versions announced three entities on per-entity topics
+(`homeassistant/switch/sori/mute/config`, ...). On connect those are migrated as HA's
+documentation describes: `{"migrate_discovery": true}` on each old topic, then the
+device config, then an empty retained payload that clears the old topic; the entities
+keep their unique ids (and their history).
 """
 
 from __future__ import annotations
@@ -22,6 +31,12 @@ from sori.acting.mqtt_connection import authenticate, import_paho, parse_url
 log = logging.getLogger(__name__)
 
 ONLINE, OFFLINE = "online", "offline"
+STATES = ("mute", "volume", "listening", "last_command", "last_reply")
+"""What `MqttPresence.state` publishes."""
+MAX_STATE_CHARS = 255
+"""Longest state Home Assistant keeps for a sensor, in characters."""
+OLD_ENTITIES = (("switch", "mute"), ("number", "volume"), ("sensor", "last_command"))
+"""(component, object id) of the per-entity configs earlier versions retained."""
 
 
 class MqttPresence:
@@ -57,39 +72,60 @@ class MqttPresence:
         self._client.on_message = self._on_message
         self._started = False
 
-    def configs(self) -> dict[str, dict[str, Any]]:
-        """Discovery topic → config payload, one per entity."""
-        device = {
-            "identifiers": [f"sori_{self.node_id}"],
-            "name": self.name,
-            "manufacturer": "Sori",
-            "model": "voice assistant",
-            "sw_version": __version__,
-        }
-        common = {"availability_topic": self.availability, "device": device}
+    @property
+    def config_topic(self) -> str:
+        """The device's discovery topic."""
+        return f"{self.prefix}/device/{self.node_id}/config"
 
-        def entity(component: str, object_id: str, **fields: Any) -> tuple[str, dict]:
-            topic = f"{self.prefix}/{component}/{self.node_id}/{object_id}/config"
-            return topic, {"unique_id": f"{self.node_id}_{object_id}", **fields, **common}
+    @property
+    def old_topics(self) -> list[str]:
+        """The per-entity discovery topics of earlier versions (cleared on connect)."""
+        return [f"{self.prefix}/{c}/{self.node_id}/{o}/config" for c, o in OLD_ENTITIES]
 
-        return dict(
-            [
-                entity(
-                    "switch", "mute", name="Mute", icon="mdi:volume-off",
-                    command_topic=f"{self.base}/mute/set", state_topic=f"{self.base}/mute",
+    def config(self) -> dict[str, Any]:
+        """The device-based discovery payload: device, origin, components."""
+        base = self.base
+
+        def component(platform: str, object_id: str, name: str, **fields: Any) -> dict:
+            return {"p": platform, "unique_id": f"{self.node_id}_{object_id}", "name": name,
+                    **fields}  # fmt: skip
+
+        return {
+            "dev": {
+                "ids": [f"sori_{self.node_id}"],
+                "name": self.name,
+                "mf": "Sori",
+                "mdl": "voice assistant",
+                "sw": __version__,
+            },
+            "o": {"name": "sori", "sw": __version__},
+            "availability_topic": self.availability,
+            "cmps": {
+                "mute": component(
+                    "switch", "mute", "Mute", icon="mdi:volume-off",
+                    command_topic=f"{base}/mute/set", state_topic=f"{base}/mute",
                     payload_on="ON", payload_off="OFF",
                 ),
-                entity(
-                    "number", "volume", name="Volume", icon="mdi:volume-high",
-                    command_topic=f"{self.base}/volume/set", state_topic=f"{self.base}/volume",
+                "volume": component(
+                    "number", "volume", "Volume", icon="mdi:volume-high",
+                    command_topic=f"{base}/volume/set", state_topic=f"{base}/volume",
                     min=0, max=100, step=1, unit_of_measurement="%",
                 ),
-                entity(
-                    "sensor", "last_command", name="Last command",
-                    icon="mdi:account-voice", state_topic=f"{self.base}/last_command",
+                "listening": component(
+                    "binary_sensor", "listening", "Listening", icon="mdi:microphone",
+                    state_topic=f"{base}/listening", payload_on="ON", payload_off="OFF",
                 ),
-            ]
-        )  # fmt: skip
+                "last_command": component(
+                    "sensor", "last_command", "Last command", icon="mdi:account-voice",
+                    state_topic=f"{base}/last_command",
+                ),
+                "last_reply": component(
+                    "sensor", "last_reply", "Last reply", icon="mdi:message-reply-text",
+                    state_topic=f"{base}/last_reply",
+                ),
+            },
+            "qos": 1,
+        }  # fmt: skip
 
     def start(self) -> None:
         """Connect in the background (and again after a loss); idempotent."""
@@ -102,8 +138,12 @@ class MqttPresence:
         if reason_code.is_failure:
             log.warning("MQTT discovery: %s refused the connection: %s", self.url, reason_code)
             return
-        for topic, config in self.configs().items():
-            client.publish(topic, json.dumps(config, ensure_ascii=False), qos=1, retain=True)
+        for old in self.old_topics:  # HA keeps the old entities' ids: migrated, not removed
+            client.publish(old, json.dumps({"migrate_discovery": True}), qos=1)
+        config = json.dumps(self.config(), ensure_ascii=False)
+        client.publish(self.config_topic, config, qos=1, retain=True)
+        for old in self.old_topics:
+            client.publish(old, b"", qos=1, retain=True)
         client.publish(self.availability, ONLINE, qos=1, retain=True)
         client.subscribe([(f"{self.base}/mute/set", 1), (f"{self.base}/volume/set", 1)])
         log.info("MQTT discovery: Sori published to %s under %s/", self.url, self.prefix)
@@ -119,7 +159,10 @@ class MqttPresence:
                 log.warning("MQTT discovery: %s %r failed: %s", what, payload, exc)
 
     def state(self, what: str, value: str) -> None:
-        """Publish a state (retained): "mute" ON/OFF, "volume" 0-100, "last_command" text."""
+        """Publish a state (retained): "mute" and "listening" ON/OFF, "volume" 0-100,
+        "last_command" and "last_reply" text (one of `STATES`)."""
+        if what.startswith("last_") and len(value) > MAX_STATE_CHARS:  # HA refuses longer
+            value = value[: MAX_STATE_CHARS - 1] + "…"
         self._client.publish(f"{self.base}/{what}", value, qos=1, retain=True)
 
     def close(self) -> None:
