@@ -8,9 +8,11 @@ import json
 import sys
 
 from sori.assemble.thinking import build_router
+from sori.assemble.understanding import Swappable
 from sori.commands.options import add_home_options, add_json_option, load_understanding
 from sori.commands.shutdown import exit_now
 from sori.core.events import AnswerSentence, Event, TurnRouted
+from sori.serving.conversation.meaning import understood
 
 TIERS = ("auto", "preset", "local", "edge")
 
@@ -55,6 +57,12 @@ async def _ask(
 ) -> tuple[TurnRouted, bool]:
     """The routed turn, and whether the local model stopped (a generation cut at its
     deadline may still be computing on its thread)."""
+    if tier in ("auto", "preset"):  # what every front door settles without a model
+        settled = _settled(presets, text)
+        if settled is not None:
+            if print_sentences and settled.intent is None:
+                print(settled.answer, flush=True)
+            return settled, True
     router, local, edge = build_router(config, presets)
 
     def show(event: Event) -> None:
@@ -70,6 +78,22 @@ async def _ask(
             await router.home.aclose()
         stopped = await local.close()
     return routed, stopped
+
+
+def _settled(presets, text: str) -> TurnRouted | None:
+    """The turn `sori intent`, `/say` and Wyoming settle without a model (several
+    commands, a device the home lacks, words barely heard), or None: the router's."""
+    found = understood(Swappable(presets), text)
+    several = found["intent"] is not None and "parts" in found["slots"]
+    if not several and not (found["intent"] is None and found["response"]):
+        return None
+    reason = "several commands matched part by part" if several else "answered without a model"
+    return TurnRouted(
+        t_ns=0, utterance_id=0, text=text, tier="preset" if several else "none",
+        reason=reason, intent=found["intent"], slots=found["slots"],
+        answer=found["response"], endpoint="", ttft_ns=None, first_sentence_ns=None,
+        total_ns=0,
+    )  # fmt: skip
 
 
 def as_record(routed: TurnRouted) -> dict:

@@ -6,9 +6,11 @@ import argparse
 import json
 import sys
 import time
+from typing import Any
 
+from sori.assemble.understanding import Swappable
 from sori.commands.options import add_home_options, add_json_option, load_understanding
-from sori.understanding.intents import Presets
+from sori.serving.conversation.meaning import understood
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -25,22 +27,25 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 def run(args: argparse.Namespace) -> int:
     _, presets = load_understanding(args)
+    understanding = Swappable(presets)  # as the daemon holds it: several commands apart
     lines = args.text or (line.rstrip("\n") for line in sys.stdin)
     for text in lines:
-        print(format_line(understand(presets, text), args.json), flush=True)
+        print(format_line(understand(understanding, text), args.json), flush=True)
     return 0
 
 
-def understand(presets: Presets, text: str) -> dict:
+def understand(understanding: Any, text: str) -> dict:
+    """One line's answer: what the daemon's turn of `text` commits and replies without
+    acting or thinking (`sori.serving.conversation.turns.understood`)."""
     started_ns = time.perf_counter_ns()
-    found = presets.match(text)
+    found = understood(understanding, text)
     elapsed_ms = (time.perf_counter_ns() - started_ns) / 1e6
     return {
         "text": text,
-        "intent": found.intent if found else None,
-        "slots": found.slots if found else {},
-        "confidence": round(found.confidence, 3) if found else 0.0,
-        "response": found.response if found else "",
+        "intent": found["intent"],
+        "slots": found["slots"],
+        "confidence": round(found["confidence"], 3),
+        "response": found["response"],
         "elapsed_ms": round(elapsed_ms, 3),
     }
 
@@ -49,6 +54,15 @@ def format_line(answer: dict, as_json: bool) -> str:
     if as_json:
         return json.dumps(answer, ensure_ascii=False)
     if answer["intent"] is None:
-        return f"{answer['text']}\t(no match)"
-    slots = " ".join(f"{k}={v}" for k, v in answer["slots"].items())
-    return f"{answer['text']}\t{answer['intent']} {slots}\t{answer['response']}"
+        said = f"\t{answer['response']}" if answer["response"] else ""  # said without a model
+        return f"{answer['text']}\t(no match){said}"
+    parts = answer["slots"].get("parts")
+    if parts:  # several commands: each with its slots
+        meaning = " + ".join(f"{p['intent']} {_slots(p['slots'])}".strip() for p in parts)
+    else:
+        meaning = f"{answer['intent']} {_slots(answer['slots'])}"
+    return f"{answer['text']}\t{meaning}\t{answer['response']}"
+
+
+def _slots(slots: dict) -> str:
+    return " ".join(f"{k}={v}" for k, v in slots.items())

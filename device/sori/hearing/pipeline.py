@@ -54,6 +54,7 @@ from sori.hearing.audio.format import AudioFrame
 from sori.hearing.audio.ring import FrameRing
 from sori.hearing.committing import CommitSettings, Committer, Turn, Understanding
 from sori.hearing.stt.base import Hypothesis, SpeechRecognizer
+from sori.hearing.stt.tokens import spoken_text
 from sori.hearing.vad import Endpointer, EndpointSettings, VoiceScorer
 from sori.hearing.wake.base import WakeDetector
 from sori.hearing.wake_gate import Gate, WakeGate
@@ -284,8 +285,9 @@ class Hearing:
         t0 = time.perf_counter_ns()
         final = turn.stream.finalize()
         turn.busy_ns["stt"] += time.perf_counter_ns() - t0
+        said = spoken_text(final.text)  # "[3] 월" → "3 월": the recognizer's marks out
         final_event = TranscriptFinal(
-            self.clock.now_ns(), turn.utterance_id, final.text, final.confidence, final.lr_score
+            self.clock.now_ns(), turn.utterance_id, said, final.confidence, final.lr_score
         )
         events.append(final_event)
         commits, speech_end_ns = self.commits.final(turn, final, audio_end_ns)
@@ -294,7 +296,7 @@ class Hearing:
             UtteranceHeard(
                 self.clock.now_ns(),
                 turn.utterance_id,
-                final.text,
+                said,
                 turn.speech_start_ns,
                 speech_end_ns,
                 stopped_t_ns,

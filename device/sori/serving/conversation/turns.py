@@ -33,8 +33,10 @@ from sori.core.events import (
 from sori.core.metrics import Metrics
 from sori.serving.conversation.context import FollowUps
 from sori.serving.conversation.listening import Conversation
+from sori.serving.conversation.meaning import missing
 from sori.speaking.playback import Spoken
 from sori.understanding.multi_command import Plan, carry_out, plan
+from sori.understanding.screening import Screened, screen
 
 log = logging.getLogger(__name__)
 trace = logging.getLogger("sori.trace")
@@ -135,6 +137,10 @@ class Turns:
         found = self.understanding.match(text)
         understood = self.clock.now_ns()
         stages = {"understand": understood - started}
+        screened = self.screen(text)
+        if found is not None and missing(screened):  # named at once, nothing committed
+            assert screened is not None
+            return await self.screened(screened, text, uid, started, stages)
         if found is not None:
             return await self.command(self._commit(found, uid, text), started, stages)
         turn = self.unrecognized(text, uid, started, stages, missed_ns=understood)
@@ -160,7 +166,28 @@ class Turns:
             self.emit(IntentNotRecognized(missed_ns, uid, text))
         if heard is not None and self.hand_over is not None and self.hand_over(heard):
             return None
+        screened = self.screen(text)
+        if screened is not None:  # a device the home lacks, or words barely heard: no model
+            return self.screened(screened, text, uid, started_ns, stages)
         return self.think(text, uid, started_ns, stages)
+
+    def screen(self, text: str) -> Screened | None:
+        """The answer that needs no action and no model (`sori.understanding.screening`)."""
+        home = getattr(self.understanding, "home", None)
+        return screen(home, text, getattr(self.understanding, "language", "ko") or "ko")
+
+    async def screened(
+        self, screened: Screened, text: str, uid: int, started_ns: int,
+        stages: dict[str, int] | None = None,
+    ) -> Turn:  # fmt: skip
+        """Say at once what the screen found: the missing device named, or "잘 못 들었어요"."""
+        stages = dict(stages or {})
+        said = self.clock.now_ns()
+        spoken = await self.speaking.say(screened.reply, uid)
+        return self._finish(
+            uid, text, "", {}, "none", [spoken], [], said, started_ns, stages, "",
+            reason=screened.reason,
+        )  # fmt: skip
 
     def _follow_up(self, text: str, uid: int) -> Any:
         """The full intent (an IntentMatch) of a follow-up of the last command, or None."""
@@ -236,6 +263,9 @@ class Turns:
             if self.followups is not None:  # a question clears what a follow-up may refer to
                 self.followups.remember(committed, [], self.clock.now_ns())
             return [], await self.answerer.answer(committed.intent, dict(committed.slots)), ""
+        screened = self.screen(committed.text)
+        if screened is not None and screened.kind == "missing_device":  # never acted on
+            return [], screened.reply, ""
         actions = await self._act(committed)
         failed = [a for a in actions if not a.ok]
         if failed:
@@ -309,7 +339,7 @@ class Turns:
     def _finish(
         self, uid: int, text: str, intent: str, slots: dict, tier: str, spoken: list[Spoken],
         actions: list[ActionFinished], commit_ns: int, started_ns: int,
-        stages: dict[str, int], error: str,
+        stages: dict[str, int], error: str, reason: str = "",
     ) -> Turn:  # fmt: skip
         now = self.clock.now_ns()
         heard = self._heard.pop(uid, None)
@@ -350,6 +380,8 @@ class Turns:
             "error": error,
             "context_utterance_id": self._followed.pop(uid, None),
         }
+        if reason:
+            turn["reason"] = reason
         trace.info("turn %s %s", uid, tier, extra={"turn": turn})
         return turn
 

@@ -9,6 +9,8 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from sori.core.errors import AudioError
+from sori.hearing.stt.tokens import spoken_text
+from sori.serving.conversation.meaning import understood
 from sori.serving.wyoming_server.services import Services, describe
 from sori.serving.wyoming_server.wire import (
     DEFAULT_LIMITS,
@@ -224,6 +226,8 @@ class SoriHandler:
     async def _open(self) -> None:
         if self.mode == "detect":
             self.stream = await self._locked("wake", self.services.listen_for_wake)
+        elif self.services.transcribing is not None:  # as `sori replay` hears a file
+            self.stream = self.services.transcribing()
         else:
             self.stream = await self._locked("stt", self.services.recognizer.open_stream)
         self.heard = []
@@ -263,8 +267,9 @@ class SoriHandler:
                 await self.write(NotDetected())
             return
         final = await self._locked("stt", stream.finalize)
-        log.info("wyoming: transcribed %r", final.text)
-        await self.write(Transcript(text=final.text, language=self.services.language))
+        text = final if isinstance(final, str) else spoken_text(final.text)
+        log.info("wyoming: transcribed %r", text)
+        await self.write(Transcript(text=text, language=self.services.language))
 
     def _reset(self, refused: bool = False) -> None:
         self.mode, self.audio, self.stream = "", None, None
@@ -277,11 +282,11 @@ class SoriHandler:
 
         if not isinstance(text, str):
             raise BadEvent("recognize needs a text string")
-        match = self.services.understanding.match(text)
-        if match is None:
-            return NotRecognized(text=self.services.not_understood)
-        entities = [Entity(name=k, value=_json_value(v)) for k, v in match.slots.items()]
-        return Intent(name=match.intent, entities=entities, text=match.response or None)
+        found = understood(self.services.understanding, text)  # as `sori intent`, `/say`
+        if found["intent"] is None:
+            return NotRecognized(text=found["response"] or self.services.not_understood)
+        entities = [Entity(name=k, value=_json_value(v)) for k, v in found["slots"].items()]
+        return Intent(name=found["intent"], entities=entities, text=found["response"] or None)
 
     async def synthesize(self, text: str) -> None:
         """audio-start, the voice's audio in chunks of CHUNK_SAMPLES, audio-stop; each

@@ -12,7 +12,7 @@ from typing import Any
 from sori import __version__
 from sori.assemble.hearing import build_hearing, hearing_recognizer
 from sori.assemble.speaking import build_voice, replies, voice_backend
-from sori.assemble.understanding import presets_from_config
+from sori.assemble.understanding import Swappable, presets_from_config
 from sori.core.clock import MonotonicClock
 from sori.core.config import Config
 from sori.core.errors import DependencyError
@@ -21,6 +21,7 @@ from sori.hearing.stt.base import SpeechRecognizer
 from sori.hearing.wake.base import WakeDetector
 from sori.hearing.wake_gate import NeverOpen
 from sori.serving.wyoming_server.detecting import WakeListening
+from sori.serving.wyoming_server.transcribing import Transcribing
 from sori.speaking.base import Voice
 
 ATTRIBUTION = ("Sori", "")
@@ -58,6 +59,9 @@ class Services:
     listen_for_wake: Callable[[], WakeListening] | None = None
     """A `detect` request's listener: the voice detector, then `detector` on each
     utterance's start (None without a detector)."""
+    transcribing: Callable[[], Transcribing] | None = None
+    """A `transcribe` request's listener: the hearing pipeline `sori replay` runs, on
+    `recognizer` (None: the recognizer's own stream, without the pipeline)."""
     satellite: Any = None
     """The satellite link (`sori.serving.wyoming_server.satellite.SatelliteLink`) when Sori is a
     Home Assistant voice satellite ([wyoming] satellite in `sori run`); None: it is not."""
@@ -94,16 +98,18 @@ def load_services(
     """Every model the server needs, from the config (blocking: models load here). The
     daemon passes its own understanding (reloads reach it), voice and recognizer, so no
     model loads twice. Without a `detector`, [wake] enabled gives one listening for
-    `wake.phrases` (its own decoder on the recognizer's vosk model: nothing loads again)."""
+    `wake.phrases` (its own decoder on the process's one vosk model at its chunk: nothing
+    loads again, see sori.hearing.stt.vosk.load_model)."""
     require_wyoming()
-    if understanding is None:
-        understanding = presets_from_config(config.intents, home)
+    if understanding is None:  # held as the daemon holds it: several commands apart
+        understanding = Swappable(presets_from_config(config.intents, home))
     if recognizer is None:
         recognizer = hearing_recognizer(config, understanding)
     if detector is None and config.wake.enabled and config.wake.phrases:
         from sori.assemble.wake import build_wake_detector
 
-        detector = build_wake_detector(config, recognizer=recognizer)
+        # a client's audio is not the room's: the detector decides on denoising itself
+        detector = build_wake_detector(config, recognizer=recognizer, hears_the_room=False)
     return Services(
         language=config.intents.language,
         recognizer=recognizer,
@@ -113,6 +119,7 @@ def load_services(
         not_understood=replies(config.intents.language)["not_understood"],
         detector=detector,
         listen_for_wake=None if detector is None else partial(wake_listening, config, detector),
+        transcribing=partial(Transcribing, config, recognizer, understanding),
     )
 
 
