@@ -11,8 +11,6 @@ from sori.core.errors import ConfigError
 from sori.hearing.audio.augment import make_noise, to_pcm16
 from sori.hearing.audio.denoise import (
     SILENCE_DBFS,
-    SNR_BELOW_DB,
-    Estimate,
     build_denoiser,
     denoised,
     room_level_dbfs,
@@ -76,18 +74,13 @@ def test_the_room_level_is_the_quiet_part_of_the_pre_roll():
     room *= 32768 * 10 ** (-45 / 20) / np.sqrt(np.mean(room**2))
     onset = 32768 * 0.3 * np.sin(np.arange(16_000 * 12 // 100) * 2 * np.pi * 220 / 16_000)
     level = room_level_dbfs(to_pcm16(np.concatenate([room, onset])))
-    # the onset (-13.5 dBFS, below the speech band) does not count; the room is measured in
-    # the speech band, 300-3400 Hz: 3100 of white noise's 8000 Hz, 4.1 dB under -45
-    assert -51 < level < -47
+    assert -47 < level < -44  # the onset (-13.5 dBFS) does not count
     assert room_level_dbfs(bytes(16_000)) == SILENCE_DBFS
     assert room_level_dbfs(b"") == SILENCE_DBFS  # nothing heard yet: a quiet room
 
 
-def test_auto_denoises_by_snr_above_the_floor():
-    """The rule was the room's level alone (above -55 dBFS: denoised); it is now the SNR,
-    with that level as a floor under which nothing needs denoising."""
-    assert use_denoiser(Estimate(-40.0, -25.0), -55.0)  # 15 dB: noisy
-    assert not use_denoiser(Estimate(-35.0, 0.0), -55.0)  # a loud room, a clear voice
-    assert not use_denoiser(Estimate(-65.0, -55.0), -55.0)  # 10 dB, but below the floor
-    assert not use_denoiser(Estimate(-40.0, -40.0 + SNR_BELOW_DB), -55.0)
-    assert not use_denoiser(Estimate(SILENCE_DBFS, SILENCE_DBFS), -55.0)
+def test_auto_denoises_only_above_the_level():
+    assert use_denoiser(-40.0, -55.0)
+    assert not use_denoiser(-65.0, -55.0)
+    assert not use_denoiser(-55.0, -55.0)
+    assert not use_denoiser(SILENCE_DBFS, -55.0)

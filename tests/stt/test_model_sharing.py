@@ -44,7 +44,7 @@ def build_all(config):
     again = hearing_recognizer(config, presets)
     wake = build_wake_detector(config, recognizer=recognizer)
     served = second_recognizer(recognizer)
-    served_wake = build_wake_detector(config, recognizer=recognizer, hears_the_room=False)
+    served_wake = build_wake_detector(config, recognizer=recognizer)
     inner = [getattr(x, "inner", x) for x in (recognizer, again, served, wake, served_wake)]
     return inner
 

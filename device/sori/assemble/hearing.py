@@ -12,7 +12,7 @@ from sori.core.clock import Clock
 from sori.core.config import AudioConfig, Config, SttConfig
 from sori.core.errors import ConfigError
 from sori.core.events import Event
-from sori.hearing.audio.denoise import build_denoiser, check_denoise, decision_ms, denoised
+from sori.hearing.audio.denoise import build_denoiser, check_denoise, denoised
 from sori.hearing.audio.echo_cancel import cancel_echo
 from sori.hearing.audio.format import FRAME_MS_CHOICES, AudioFrame
 from sori.hearing.audio.played import PlayedAudio
@@ -29,14 +29,12 @@ BACKENDS = ("vosk", "sherpa")
 
 
 def build_recognizer(
-    stt: SttConfig, phrases: list[str], audio: AudioConfig | None = None, measure_ms: int = 620
+    stt: SttConfig, phrases: list[str], audio: AudioConfig | None = None, measure_ms: int = 300
 ) -> SpeechRecognizer:
-    """The configured speech-to-text backend, its model loaded (once per process: see
-    sori.hearing.stt.vosk.load_model), biased towards `phrases`, and warmed up
-    (`stt.warm_up_s`), so that the first utterance is not the slow one. With
-    `audio.denoise = "auto"`, wrapped so that each utterance whose speech stands too little
-    above the room is denoised, decided on its first `measure_ms` (the VAD's pre-roll and
-    onset, and the first speech: sori.hearing.audio.denoise.decision_ms)."""
+    """The configured speech-to-text backend, its model loaded, biased towards `phrases`,
+    and warmed up (`stt.warm_up_s`), so that the first utterance is not the slow one. With
+    `audio.denoise = "auto"`, wrapped so that each utterance in a noisy room is denoised,
+    the room measured on the first `measure_ms` of it (the VAD's pre-roll)."""
     recognizer = _load_recognizer(stt, phrases)
     if stt.warm_up_s > 0:
         done = warm_up(recognizer, stt.warm_up_s)
@@ -56,8 +54,7 @@ def hearing_recognizer(config: Config, understanding: Any) -> SpeechRecognizer:
     test`, the doctor's self-test, Wyoming clients), biased towards `understanding`'s
     phrases (blocking: the model loads here)."""
     phrases = understanding.phrases(config.stt.phrases.max_phrases)
-    measure_ms = decision_ms(config.vad.pre_roll_ms, config.vad.start_ms)
-    return build_recognizer(config.stt, phrases, config.audio, measure_ms)
+    return build_recognizer(config.stt, phrases, config.audio, config.vad.pre_roll_ms)
 
 
 def second_recognizer(recognizer: SpeechRecognizer) -> SpeechRecognizer:
@@ -74,17 +71,15 @@ def second_recognizer(recognizer: SpeechRecognizer) -> SpeechRecognizer:
 def _auto_denoised(
     recognizer: SpeechRecognizer, audio: AudioConfig, measure_ms: int
 ) -> SpeechRecognizer:
-    """`audio.denoise = "auto"`: the hearing pipeline's one decision (`room`, which the wake
-    detector shares: sori.assemble.wake) with its one denoiser, loaded and run once (its
-    first frames are the slow ones); or, when it cannot load, the recognizer as it is and
-    one log line."""
-    from sori.hearing.audio.denoise import RoomDenoise, warm_denoiser
+    """`audio.denoise = "auto"`: the denoiser loaded and run once (its first frames are
+    the slow ones), or, when it cannot load, the recognizer as it is and one log line."""
+    from sori.hearing.audio.denoise import warm_denoiser
     from sori.hearing.stt.denoised import AutoDenoised
 
     denoiser = warm_denoiser("audio.denoise")
     if denoiser is None:
         return recognizer
-    return AutoDenoised(recognizer, RoomDenoise(denoiser, audio.denoise_above_dbfs, measure_ms))
+    return AutoDenoised(recognizer, denoiser, audio.denoise_above_dbfs, measure_ms)
 
 
 def _load_recognizer(stt: SttConfig, phrases: list[str]) -> SpeechRecognizer:

@@ -3,6 +3,7 @@ pipeline runs on each utterance, and the `Conversation` the daemon keeps."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from typing import Any
@@ -19,23 +20,15 @@ WAKE_DENOISE = ("off", "auto")
 
 
 def build_wake_detector(
-    config: Config,
-    phrases: list[str] | None = None,
-    recognizer: Any = None,
-    hears_the_room: bool = True,
+    config: Config, phrases: list[str] | None = None, recognizer: Any = None
 ) -> WakeDetector:
     """The `[wake]` backend listening for `phrases` (default `wake.phrases`); the vosk
-    model comes from the process's loader (sori.hearing.stt.vosk.load_model: loaded once
-    for each folder and chunk, so every detector and the recognizer at that chunk share it).
-    A phrase the model does not know is refused (ConfigError naming it). With
-    `hears_the_room`, the detector hears the same audio as `recognizer` (the microphone),
-    so under `wake.denoise = "auto"` it consults the recognizer's denoise decision and
-    denoiser; otherwise (a Wyoming client's audio) it has a decision of its own."""
+    model of a vosk `recognizer` is shared, else the one `stt.vosk.model` names is loaded.
+    A phrase the model does not know is refused (ConfigError naming it)."""
     wake = config.wake
     phrases = list(phrases if phrases is not None else wake.phrases)
-    room = getattr(recognizer, "room", None) if hears_the_room else None
     if wake.backend == "sherpa-kws":
-        return _sherpa_kws(config, phrases, room)
+        return _sherpa_kws(config, phrases)
     if wake.backend != "phrase":
         raise ConfigError(
             f"wake.backend must be one of {', '.join(WAKE_BACKENDS)}, got {wake.backend!r}"
@@ -50,17 +43,13 @@ def build_wake_detector(
         "wake: listening for %s (%s backend, ready in %.2f s)",
         ", ".join(phrases), detector.name, time.perf_counter() - started,
     )  # fmt: skip
-    return _auto_denoised(config, detector, room, warm=hears_the_room)
+    return _auto_denoised(config, detector)
 
 
-def _auto_denoised(
-    config: Config, detector: WakeDetector, room: Any = None, warm: bool = True
-) -> WakeDetector:
-    """`wake.denoise = "auto"`: the detector hears utterances whose speech stands too little
-    above the room denoised (sori.hearing.wake.denoised), deciding with `room`, the
-    recognizer's decision (sori.hearing.audio.denoise.RoomDenoise), when there is one; else
-    with one of its own, its denoiser loaded now (`warm`) or on the first noisy utterance.
-    As it is when "off", when the whole stream is denoised already
+def _auto_denoised(config: Config, detector: WakeDetector) -> WakeDetector:
+    """`wake.denoise = "auto"`: the detector hears noisy rooms denoised
+    (sori.hearing.wake.denoised), with the same decision as the recognizer's
+    `audio.denoise = "auto"`. As it is when "off", when the whole stream is denoised already
     (`audio.denoise = "deepfilter"`), or when the denoiser cannot load (one log line)."""
     from sori.hearing.audio.denoise import check_denoise
 
@@ -69,34 +58,35 @@ def _auto_denoised(
         raise ConfigError(f"wake.denoise must be one of {', '.join(WAKE_DENOISE)}, got {denoise!r}")
     if denoise == "off" or check_denoise(config.audio.denoise) == "deepfilter":
         return detector
-    from sori.hearing.audio.denoise import RoomDenoise, decision_ms, warm_denoiser
+    from sori.hearing.audio.denoise import RoomDenoise, warm_denoiser
     from sori.hearing.wake.denoised import AutoDenoisedWake
 
-    if room is None:
-        denoiser = warm_denoiser("wake.denoise") if warm else None
-        if denoiser is None and warm:
-            return detector
-        measure_ms = decision_ms(config.vad.pre_roll_ms, config.vad.start_ms)
-        room = RoomDenoise(denoiser, config.audio.denoise_above_dbfs, measure_ms)
+    denoiser = warm_denoiser("wake.denoise")
+    if denoiser is None:
+        return detector
+    room = RoomDenoise(denoiser, config.audio.denoise_above_dbfs, config.vad.pre_roll_ms)
     return AutoDenoisedWake(detector, room)
 
 
 def _wake_model(path: str, recognizer: Any) -> Any:
-    """The vosk model the phrase detector decodes with, at Kaldi's default chunk: its
-    threshold and phrase ends are calibrated there (the recognizer's shorter chunks,
-    `stt.vosk.chunk_ms`, move the phrase's end into the command that follows it, and
-    'phrase + command' turns are lost: tests/test_wake_turns.py). The recognizer's own
-    model when it was given one at that chunk; else the loader's, which loads it once per
-    process for every detector (the microphone's and the Wyoming server's)."""
-    from sori.hearing.stt.vosk import load_model
-
+    """The vosk model the phrase detector decodes with: the recognizer's own when it was
+    loaded with Kaldi's default chunk, else one loaded for wake detection in this process
+    (its threshold and phrase ends are calibrated at that chunk; the recognizer's shorter
+    chunks move the phrase's end into the command that follows it)."""
     recognizer = getattr(recognizer, "inner", recognizer)  # AutoDenoised wraps the backend
     if getattr(recognizer, "name", "") == "vosk" and getattr(recognizer, "chunk_ms", 0) == 0:
         return recognizer.model
-    return load_model(path or None)
+    return _default_chunk_model(path or None)
 
 
-def _sherpa_kws(config: Config, phrases: list[str], room: Any = None) -> WakeDetector:
+@functools.cache
+def _default_chunk_model(path: str | None) -> Any:
+    from sori.hearing.stt.vosk import load_model
+
+    return load_model(path)
+
+
+def _sherpa_kws(config: Config, phrases: list[str]) -> WakeDetector:
     """sherpa-onnx's KeywordSpotter with the model of `[wake.sherpa_kws]`; a missing file
     or a phrase its tokens cannot spell is a ConfigError naming it."""
     from sori.core.errors import ModelError
@@ -129,7 +119,7 @@ def _sherpa_kws(config: Config, phrases: list[str], room: Any = None) -> WakeDet
         "wake: listening for %s (sherpa-kws backend, %s, ready in %.2f s)",
         ", ".join(phrases), files.encoder, time.perf_counter() - started,
     )  # fmt: skip
-    return _auto_denoised(config, detector, room)
+    return _auto_denoised(config, detector)
 
 
 def wake_on(config: Config, input_name: str, no_wake: bool = False) -> bool:

@@ -97,14 +97,12 @@ class AudioConfig:
     denoise: str = ranged("auto", choices=("off", "deepfilter", "auto"))
     """Speech enhancement (DeepFilterNet3, `pip install 'sori[denoise]'`; helps in steady
     noise, 70 ms later): "off"; "deepfilter", always, before the VAD and the recognizer;
-    "auto", per utterance, when its speech stands less than 30 dB above the room (an SNR
-    estimate from its first 620 ms, in the speech band: sori.hearing.audio.denoise), one
-    decision shared by the recognizer and the wake detector (without the extra, "auto" is
-    "off")."""
+    "auto", per utterance, for the recognizer only, when the room is louder than
+    denoise_above_dbfs (without the extra, "auto" is "off")."""
     denoise_above_dbfs: float = ranged(-55.0, -120, 0)
-    """A floor for "auto", in dBFS: a room at or below it (the 10th percentile of the 20 ms
-    frame levels just before the speech, in the speech band) is never denoised, whatever
-    the SNR. Quiet rooms measure -65 to -95."""
+    """Room level above which "auto" denoises an utterance, in dBFS (the 10th percentile of
+    the 20 ms frame levels just before the speech). Quiet rooms measure -65 to -95, speech
+    in white or pink noise at 20 dB SNR about -40."""
     echo_cancel: str = ranged("auto", choices=("off", "auto"))
     """Sori's own voice taken out of the microphone's audio (software echo cancellation,
     sori.hearing.audio.echo_cancel): "auto", whenever Sori's speaker plays into the room the
@@ -567,11 +565,10 @@ class WakeConfig:
     """Least likelihood ratio per second (constrained minus free-form decode of the audio
     up to the phrase's end) for a detection; higher misses more, wakes wrongly less."""
     denoise: str = ranged("auto", choices=("off", "auto"))
-    """ "auto": the detector hears an utterance's start through DeepFilterNet3 when the
-    hearing pipeline's one denoise decision (audio.denoise = "auto": the utterance's SNR)
-    says so (noise masks a phrase's first consonant), else raw; "off": always raw. Needs
-    the denoise extra (without it: raw); with audio.denoise = "deepfilter" everything is
-    denoised already."""
+    """ "auto": the detector hears an utterance's start through DeepFilterNet3 when the room
+    before it is louder than audio.denoise_above_dbfs (noise masks a phrase's first
+    consonant), else raw; "off": always raw. Needs the denoise extra (without it: raw);
+    with audio.denoise = "deepfilter" everything is denoised already."""
     listen_s: float = ranged(5.0, 0.5, 60)
     """Seconds after a wake phrase alone (or POST /listen) in which an utterance may begin
     and be heard as a command."""

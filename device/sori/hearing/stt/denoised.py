@@ -1,18 +1,15 @@
-"""`audio.denoise = "auto"`: a recognizer that hears an utterance denoised only when its
-speech stands too little above the room.
+"""`audio.denoise = "auto"`: a recognizer that hears an utterance denoised only when the
+room is noisy.
 
 The pipeline opens a recognizer stream when the VAD hears speech start, and feeds it the
-pre-roll first: the room just before the speech. This wrapper holds that audio back, with
-the speech's first `DECISION_SPEECH_MS` (the pipeline's whole ring arrives in one go, and
-the recognizer catches up on what was held at once), and asks the hearing pipeline's one
-decision (sori.hearing.audio.denoise.RoomDenoise): an SNR estimate, speech level over the
-room's. With a voice well above the room the utterance goes to the recognizer as it is, so
-clean speech loses nothing, however loud the room; otherwise it goes through the pipeline's
-one DeepFilterNet3 instance, primed on the buffered pre-roll, until the utterance ends. A
-recognizer turn opened after a wake phrase takes the decision the wake detector made on the
-utterance's start. The VAD keeps hearing the raw microphone (Silero holds speech down to
-5 dB SNR), so between utterances nothing is denoised, and the endpointing is the same in
-every room.
+pre-roll first: the room just before the speech. This wrapper holds that audio back until
+it has `measure_ms` of it (the pipeline's whole ring arrives in one go, so nothing waits),
+measures the room's level (sori.hearing.audio.denoise.room_level_dbfs) and decides
+(`use_denoiser`): in a quiet room the utterance goes to the recognizer as it is, so clean
+speech loses nothing; in a noisy one it goes through DeepFilterNet3, which is primed on the
+buffered pre-roll and runs only until the utterance ends. The VAD keeps hearing the raw
+microphone (Silero holds speech down to 5 dB SNR), so between utterances nothing is
+denoised, and the endpointing is the same in every room.
 
 The denoised audio lags by sori.hearing.audio.denoise.DELAY_MS: on a flush (a pause) and at the
 end, that held-back tail is pushed out first, so the recognizer hears the last syllable.
@@ -22,40 +19,45 @@ from __future__ import annotations
 
 import logging
 
-from sori.hearing.audio.denoise import Estimate, RoomDenoise, UtteranceDenoise
+from sori.hearing.audio.denoise import DeepFilterDenoiser, RoomDenoise, UtteranceDenoise
 from sori.hearing.stt.base import Hypothesis, RecognizerStream, SpeechRecognizer
 
 log = logging.getLogger(__name__)
 
 
 class AutoDenoised:
-    """`recognizer`, with each utterance denoised when `room` decides so (see the module
-    docstring)."""
+    """`recognizer`, with each utterance denoised when its room is louder than
+    `above_dbfs` (see the module docstring)."""
 
-    def __init__(self, recognizer: SpeechRecognizer, room: RoomDenoise) -> None:
+    def __init__(
+        self,
+        recognizer: SpeechRecognizer,
+        denoiser: DeepFilterDenoiser,
+        above_dbfs: float,
+        measure_ms: int,
+    ) -> None:
         self.inner = recognizer
         self.name = recognizer.name
-        self.room = room
-        """The decision, the denoiser and the decisions so far, shared with the wake
-        detector (sori.hearing.audio.denoise)."""
+        self.room = RoomDenoise(denoiser, above_dbfs, measure_ms)
+        """The decision, the denoisers and the decisions so far (sori.hearing.audio.denoise)."""
 
     @property
-    def decisions(self) -> list[tuple[Estimate, bool]]:
-        """(estimate, denoised) of every utterance decided so far, for tests and benches."""
+    def decisions(self) -> list[tuple[float, bool]]:
+        """(room level in dBFS, denoised) of every utterance so far, for tests and benches."""
         return self.room.decisions
 
     def open_stream(self) -> AutoDenoisedStream:
-        return AutoDenoisedStream(self.room.utterance("stt"), self.inner.open_stream())
+        return AutoDenoisedStream(self.room.utterance(), self.inner.open_stream())
 
     def forget_room(self) -> None:
-        """Drop what the denoiser learned of the room: the next utterance that needs one
+        """Drop what the denoisers learned of the room: the next utterance that needs one
         gets a fresh DeepFilterNet state. For replays of unrelated recordings (`sori test`),
         whose results must not depend on what was heard before them."""
         self.room.forget_room()
 
 
 class AutoDenoisedStream:
-    """One utterance: raw or denoised, decided on its start."""
+    """One utterance: raw or denoised, decided on its first `measure_ms`."""
 
     def __init__(self, audio: UtteranceDenoise, inner: RecognizerStream) -> None:
         self._audio, self._inner = audio, inner

@@ -1,16 +1,12 @@
 """`wake.denoise = "auto"`: a wake detector that hears an utterance's start denoised when
-the speech stands too little above the room: the same decision, by the same object, as
-`audio.denoise = "auto"` makes for the recognizer.
+the room is noisy, the same decision `audio.denoise = "auto"` makes for the recognizer.
 
 White or fan noise at 15-30 dB SNR masks the opening consonant of a phrase, which the
-phrase backend then misses (scripts/bench_wake.py). So each utterance's start, the
-pre-roll and the first speech, is estimated (sori.hearing.audio.denoise.RoomDenoise, one
-per hearing pipeline, shared with the recognizer): with a clear voice the detector hears the
-raw audio, in noise DeepFilterNet3's output (the pipeline's one instance; while the
-recognizer holds it for the same utterance, the detector hears that utterance raw). The
-denoiser runs only while the detector still listens (`WakeStream.done`): the phrase backend
-decodes the first seconds of an utterance, so a long noisy sentence costs no more than its
-start.
+phrase backend then misses (scripts/bench_wake.py). So each utterance's first audio, the
+pre-roll, measures the room (sori.hearing.audio.denoise.UtteranceDenoise): in a quiet room the
+detector hears the raw audio, in a noisy one DeepFilterNet3's output. The denoiser runs
+only while the detector still listens (`WakeStream.done`): the phrase backend decodes the
+first seconds of an utterance, so a long noisy sentence costs no more than its start.
 
 The denoised audio lags by sori.hearing.audio.denoise.DELAY_MS; detection times are moved back by
 it, so they stay times of the raw stream (where the command after the phrase begins).
@@ -33,8 +29,7 @@ class AutoDenoisedWake:
         self.phrases = detector.phrases
         self.rearm_s = detector.rearm_s
         self.room = room
-        """The decision, the denoiser and the decisions so far, shared with the recognizer
-        when both hear one pipeline (sori.hearing.audio.denoise)."""
+        """The decision, the denoisers and the decisions so far (sori.hearing.audio.denoise)."""
 
     def heard_in(self, phrase: str, pcm: bytes) -> bool:
         return self.inner.heard_in(phrase, pcm)  # Sori's voice as played: no room noise
@@ -43,9 +38,8 @@ class AutoDenoisedWake:
         """An utterance's start, raw or denoised; from `within` one, raw: no pre-roll measures
         the room there, and the denoiser does not take out Sori's own voice."""
         if within:
-            self.room.rejoin("stt")  # a turn after a phrase found here is the same utterance
             return self.inner.open_stream(within=True)
-        return AutoDenoisedWakeStream(self.room.utterance("wake"), self.inner.open_stream())
+        return AutoDenoisedWakeStream(self.room.utterance(), self.inner.open_stream())
 
 
 class AutoDenoisedWakeStream:

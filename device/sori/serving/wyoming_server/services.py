@@ -108,8 +108,7 @@ def load_services(
     if detector is None and config.wake.enabled and config.wake.phrases:
         from sori.assemble.wake import build_wake_detector
 
-        # a client's audio is not the room's: the detector decides on denoising itself
-        detector = build_wake_detector(config, recognizer=recognizer, hears_the_room=False)
+        detector = build_wake_detector(config, recognizer=recognizer)
     return Services(
         language=config.intents.language,
         recognizer=recognizer,
