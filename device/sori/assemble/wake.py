@@ -3,7 +3,6 @@ pipeline runs on each utterance, and the `Conversation` the daemon keeps."""
 
 from __future__ import annotations
 
-import functools
 import logging
 import time
 from typing import Any
@@ -79,8 +78,8 @@ def _wake_model(path: str, recognizer: Any) -> Any:
     return _default_chunk_model(path or None)
 
 
-@functools.cache
 def _default_chunk_model(path: str | None) -> Any:
+    """Loaded once per process by load_model itself, shared with every other user."""
     from sori.hearing.stt.vosk import load_model
 
     return load_model(path)
