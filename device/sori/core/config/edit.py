@@ -4,7 +4,6 @@ atomically, its mode kept, a symlink followed, 0600 when it holds a secret."""
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,20 @@ from sori.core.files import replace_file
 from sori.core.redact import redact_data
 
 _HEADER = re.compile(r"^\s*\[([A-Za-z0-9_.-]+)\]\s*(#.*)?$")
+
+
+def toml_string(text: str) -> str:
+    """`text` as a TOML basic string: quotes, backslashes and every control character
+    escaped, so that no string can end its quotes or its line."""
+    escaped = []
+    for char in text:
+        if char in '"\\':
+            escaped.append("\\" + char)
+        elif char < " " or char == "\x7f":
+            escaped.append(f"\\u{ord(char):04x}")
+        else:
+            escaped.append(char)
+    return '"' + "".join(escaped) + '"'
 
 
 def set_keys(path: Path, values: dict[str, str]) -> str:
@@ -28,7 +41,7 @@ def set_keys(path: Path, values: dict[str, str]) -> str:
         table, _, key = dotted.rpartition(".")
         if not table:
             raise ConfigError(f"{dotted}: only keys inside a table can be set")
-        line = f"{key} = {json.dumps(value, ensure_ascii=False)}"
+        line = f"{key} = {toml_string(value)}"
         lines = _set_one(lines, table, key, line, path)
     return "\n".join(lines) + "\n"
 

@@ -3,8 +3,9 @@ TOML out. Every key it does not write keeps its default (device/sori.example.tom
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
+
+from sori.core.config.edit import toml_string
 
 KNOWN_AREAS = {
     "거실": "living_room",
@@ -46,11 +47,6 @@ def area_id(name: str) -> str:
     return KNOWN_AREAS.get(name, name)
 
 
-def _q(text: str) -> str:
-    """A TOML basic string (JSON's escaping is TOML's for these characters)."""
-    return json.dumps(text, ensure_ascii=False)
-
-
 def starter_toml(answers: Answers, written_on: str = "", wake_section: bool = False) -> str:
     """Commented TOML for `answers`; `parse_config` accepts it. `wake_section`: this Sori's
     config has a [wake] section (else the wake phrases are written commented out)."""
@@ -73,11 +69,11 @@ def starter_toml(answers: Answers, written_on: str = "", wake_section: bool = Fa
         lines += [
             '# The room the speaker stands in: "불 켜줘" means its lights. With none, Sori asks',
             "# which room; only 다/모든/전부 means every light.",
-            f"area = {_q(area_id(answers.area))}",
+            f"area = {toml_string(area_id(answers.area))}",
             "",
             "[[home.areas]]",
-            f"id = {_q(area_id(answers.area))}",
-            f"name = {_q(answers.area)}",
+            f"id = {toml_string(area_id(answers.area))}",
+            f"name = {toml_string(answers.area)}",
         ]
     lines += [
         "",
@@ -86,34 +82,34 @@ def starter_toml(answers: Answers, written_on: str = "", wake_section: bool = Fa
         '# id = "light.living_room"',
         '# name = "거실 조명"',
         '# aliases = ["거실 불"]',
-        f"# area = {_q(area_id(answers.area) if answers.area else 'living_room')}",
+        f"# area = {toml_string(area_id(answers.area) if answers.area else 'living_room')}",
         "",
         "[actions]",
         "# dry_run only logs; mqtt, home_assistant, webhook or shell act for real.",
-        f"default_handler = {_q(handler)}",
+        f"default_handler = {toml_string(handler)}",
     ]
     if answers.ha_url:
         lines += [
             "",
             "[home_assistant]",
-            f"url = {_q(answers.ha_url)}",
+            f"url = {toml_string(answers.ha_url)}",
             "# A long-lived access token (HA: your profile > Security), from the environment:",
-            f"token_env = {_q(answers.ha_token_env)}",
+            f"token_env = {toml_string(answers.ha_token_env)}",
         ]
     if answers.mqtt_url:
-        lines += ["", "[mqtt]", f"url = {_q(answers.mqtt_url)}"]
+        lines += ["", "[mqtt]", f"url = {toml_string(answers.mqtt_url)}"]
     if answers.token_file:
         lines += [
             "",
             "[http]",
             "# The local HTTP API; clients send `Authorization: Bearer $(cat TOKEN_FILE)`.",
-            f"token_file = {_q(answers.token_file)}",
+            f"token_file = {toml_string(answers.token_file)}",
         ]
     if answers.wake and wake_section:
-        phrases = ", ".join(_q(p) for p in answers.wake)
+        phrases = ", ".join(toml_string(p) for p in answers.wake)
         lines += ["", "[wake]", f"phrases = [{phrases}]"]
     elif answers.wake:
-        phrases = ", ".join(_q(p) for p in answers.wake)
+        phrases = ", ".join(toml_string(p) for p in answers.wake)
         lines += [
             "",
             "# Wake phrases: uncomment once your Sori has the [wake] section (`sori run --help`",

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from sori.core.config.edit import toml_string
 from sori.core.errors import BackendError
 from sori.core.home import unsafe_character
 from sori.provisioning.ha_import.client import Registries, assist_exposed
@@ -159,20 +160,6 @@ def _kind(value: Any) -> str:
     return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
         type(value), "null" if value is None else type(value).__name__
     )
-
-
-def toml_string(text: str) -> str:
-    """`text` as a TOML basic string: quotes, backslashes and every control character
-    escaped, so that no string can end its quotes or its line."""
-    escaped = []
-    for char in text:
-        if char in '"\\':
-            escaped.append("\\" + char)
-        elif char < " " or char == "\x7f":
-            escaped.append(f"\\u{ord(char):04x}")
-        else:
-            escaped.append(char)
-    return '"' + "".join(escaped) + '"'
 
 
 def _strings(values: list[str]) -> str:
