@@ -265,3 +265,44 @@ def test_sori_run_refuses_a_bad_wyoming_uri_before_loading(tmp_path):
     )  # fmt: skip
     assert done.returncode == 2, done.stderr
     assert "[wyoming] uri" in done.stderr and "tcp://HOST:PORT" in done.stderr
+
+
+def test_recognize_several_commands_gives_one_intent_each_between_start_and_stop(server):
+    got = talk(
+        server, [Recognize(text="거실 불 켜고 에어컨 꺼 줘")], ("intents-stop", "not-recognized")
+    )
+    assert [e.type for e in got] == ["intents-start", "intent", "intent", "intents-stop"]
+    first, second = (Intent.from_event(e) for e in got[1:3])
+    assert (first.name, second.name) == ("HassTurnOn", "HassTurnOff")
+    assert {e.name: e.value for e in first.entities}["name"] == "거실 조명"
+    assert {e.name: e.value for e in second.entities}["domain"] == "climate"
+    assert "켰" in first.text and "껐" in second.text  # each command's own reply
+
+
+def test_a_transcription_left_unfinished_ends_its_worker_and_frees_the_recognizer(
+    server, shared_dir
+):
+    import threading
+
+    from wyoming.client import AsyncTcpClient
+
+    with wave.open(str(shared_dir / "audio" / "ko-read" / CLIP)) as w:
+        pcm = w.readframes(w.getnframes())
+    half = audio_events(pcm[: len(pcm) // 2], 16000, 2, 1)[:-1]  # no audio-stop
+
+    async def leave_mid_stream() -> None:
+        client = AsyncTcpClient("127.0.0.1", server.port)
+        await client.connect()
+        for event in [Transcribe(language="ko"), *half]:
+            await client.write_event(event.event())
+        await client.disconnect()
+
+    asyncio.run(leave_mid_stream())
+    got = talk(
+        server, [Transcribe(language="ko"), *audio_events(pcm, 16000, 2, 1)], ("transcript",)
+    )
+    assert Transcript.from_event(got[-1]).text  # the next client is heard in full
+    workers = [t for t in threading.enumerate() if t.name == "wyoming-transcribe"]
+    for worker in workers:
+        worker.join(timeout=10)
+    assert not any(w.is_alive() for w in workers)

@@ -18,9 +18,10 @@ from sori.understanding.screening import Screened, screen
 def understood(understanding: Any, text: str) -> dict[str, Any]:
     """What a turn of `text` means, without acting or thinking, as every text front door
     reports it (`sori intent`, Wyoming `recognize`): the intent and slots a turn commits
-    (several commands as "A+B" with their parts), and the reply it gives without acting:
-    the preset's response, or the screen's ("세탁기는 연결돼 있지 않아요", "잘 못
-    들었어요"). `intent` None: the language model would get it (`reply` empty)."""
+    (several commands as "A+B" with their parts, and `replies`, one per part), and the
+    reply it gives without acting: the preset's response, or the screen's ("세탁기는
+    연결돼 있지 않아요", "잘 못 들었어요"). `intent` None: the language model would get
+    it (`reply` empty)."""
     home = getattr(understanding, "home", None)
     language = getattr(understanding, "language", "ko") or "ko"
     found = understanding.match(text)
@@ -40,7 +41,7 @@ def understood(understanding: Any, text: str) -> dict[str, Any]:
         said = [_said(home, p.piece.said, p.match, language) for p in several.parts]
         return {"intent": "+".join(p["intent"] for p in parts), "slots": {"parts": parts},
                 "confidence": min(float(p.match.confidence) for p in several.parts),
-                "response": " ".join(s for s in said if s)}  # fmt: skip
+                "response": " ".join(s for s in said if s), "replies": said}  # fmt: skip
     reply = screened.reply if screened is not None else ""
     return {"intent": None, "slots": {}, "confidence": 0.0, "response": reply}
 

@@ -12,6 +12,7 @@ from sori.core.errors import AudioError
 from sori.hearing.stt.tokens import spoken_text
 from sori.serving.conversation.meaning import understood
 from sori.serving.wyoming_server.services import Services, describe
+from sori.serving.wyoming_server.transcribing import Transcribing
 from sori.serving.wyoming_server.wire import (
     DEFAULT_LIMITS,
     AudioIn,
@@ -39,6 +40,12 @@ def _json_value(value: Any) -> Any:
     if isinstance(value, dict):
         return {str(k): _json_value(v) for k, v in value.items()}
     return str(value)
+
+
+def _entities(slots: dict[str, Any]) -> list[Any]:
+    from wyoming.intent import Entity
+
+    return [Entity(name=k, value=_json_value(v)) for k, v in slots.items()]
 
 
 AUDIO_STREAM = ("audio-start", "audio-chunk", "audio-stop")
@@ -91,6 +98,7 @@ class SoriHandler:
         except ConnectionError as exc:
             log.info("wyoming: client left: %s", exc)
         finally:
+            self._reset()
             if self.services.satellite is not None:
                 self.services.satellite.pause(self)
             self.writer.close()
@@ -187,7 +195,8 @@ class SoriHandler:
             await self._feed(self.audio.end())
             await self._finish()
         elif Recognize.is_type(event.type):
-            await self.write(self.recognize(Recognize.from_event(event).text))
+            for answer in self.recognize(Recognize.from_event(event).text):
+                await self.write(answer)
         elif Synthesize.is_type(event.type):
             await self.synthesize(Synthesize.from_event(event).text)
         elif Ping.is_type(event.type):
@@ -227,7 +236,7 @@ class SoriHandler:
         if self.mode == "detect":
             self.stream = await self._locked("wake", self.services.listen_for_wake)
         elif self.services.transcribing is not None:  # as `sori replay` hears a file
-            self.stream = self.services.transcribing()
+            self.stream = self.services.transcribing(self.services.locks["stt"])
         else:
             self.stream = await self._locked("stt", self.services.recognizer.open_stream)
         self.heard = []
@@ -236,6 +245,10 @@ class SoriHandler:
         if not frames:
             return
         stream = self.stream
+        if isinstance(stream, Transcribing):  # heard on its own worker as it arrives
+            for frame in frames:
+                stream.feed(frame)
+            return
 
         def feed() -> list[str]:
             found: list[str] = []
@@ -260,33 +273,47 @@ class SoriHandler:
         from wyoming.wake import NotDetected
 
         stream, mode = self.stream, self.mode
+        self.stream = None  # finished here, not abandoned by the reset
         self._reset()
         if mode == "detect":
             await self._detected([d.phrase for d in await self._locked("wake", stream.finish)])
             if not self.heard:
                 await self.write(NotDetected())
             return
-        final = await self._locked("stt", stream.finalize)
+        if isinstance(stream, Transcribing):  # its worker takes the lock frame by frame
+            final = await asyncio.to_thread(stream.finalize)
+        else:
+            final = await self._locked("stt", stream.finalize)
         text = final if isinstance(final, str) else spoken_text(final.text)
         log.info("wyoming: transcribed %r", text)
         await self.write(Transcript(text=text, language=self.services.language))
 
     def _reset(self, refused: bool = False) -> None:
+        if isinstance(self.stream, Transcribing):  # its worker ends with the stream
+            self.stream.close()
         self.mode, self.audio, self.stream = "", None, None
         self.refused = refused
 
-    def recognize(self, text: str) -> Any:
-        """`intent` with the Home Assistant intent name and slots as entities, or
-        `not-recognized` with Sori's "not understood" reply."""
-        from wyoming.intent import Entity, Intent, NotRecognized
+    def recognize(self, text: str) -> list[Any]:
+        """`intent` with the Home Assistant intent name and slots as entities; a sentence
+        of several commands as `intents-start`, one `intent` per command (its own name,
+        entities and reply), `intents-stop`; or `not-recognized` with Sori's reply."""
+        from wyoming.intent import Intent, IntentsStart, IntentsStop, NotRecognized
 
         if not isinstance(text, str):
             raise BadEvent("recognize needs a text string")
         found = understood(self.services.understanding, text)  # as `sori intent`, `/say`
         if found["intent"] is None:
-            return NotRecognized(text=found["response"] or self.services.not_understood)
-        entities = [Entity(name=k, value=_json_value(v)) for k, v in found["slots"].items()]
-        return Intent(name=found["intent"], entities=entities, text=found["response"] or None)
+            return [NotRecognized(text=found["response"] or self.services.not_understood)]
+        parts = found["slots"].get("parts")
+        if not parts:
+            return [Intent(name=found["intent"], entities=_entities(found["slots"]),
+                           text=found["response"] or None)]  # fmt: skip
+        each = [
+            Intent(name=part["intent"], entities=_entities(part["slots"]), text=said or None)
+            for part, said in zip(parts, found["replies"], strict=True)
+        ]  # fmt: skip
+        return [IntentsStart(), *each, IntentsStop()]
 
     async def synthesize(self, text: str) -> None:
         """audio-start, the voice's audio in chunks of CHUNK_SAMPLES, audio-stop; each

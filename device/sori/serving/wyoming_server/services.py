@@ -59,9 +59,10 @@ class Services:
     listen_for_wake: Callable[[], WakeListening] | None = None
     """A `detect` request's listener: the voice detector, then `detector` on each
     utterance's start (None without a detector)."""
-    transcribing: Callable[[], Transcribing] | None = None
-    """A `transcribe` request's listener: the hearing pipeline `sori replay` runs, on
-    `recognizer` (None: the recognizer's own stream, without the pipeline)."""
+    transcribing: Callable[[threading.Lock], Transcribing] | None = None
+    """A `transcribe` request's listener, given the "stt" lock: the hearing pipeline
+    `sori replay` runs, on `recognizer` (None: the recognizer's own stream, without the
+    pipeline)."""
     satellite: Any = None
     """The satellite link (`sori.serving.wyoming_server.satellite.SatelliteLink`) when Sori is a
     Home Assistant voice satellite ([wyoming] satellite in `sori run`); None: it is not."""
