@@ -26,14 +26,20 @@ COMMAND = "거실 불 꺼 줘"
 SEVERAL = "거실 불 켜고 에어컨 꺼 줘"
 MISSING = "세탁기 돌려 줘"
 SALAD = "줘 꺼 주세요 꺼 줘"
-SENTENCES = (COMMAND, SEVERAL, MISSING, SALAD)
+WEATHER = "오늘 날씨 어때?"
+SENTENCES = (COMMAND, SEVERAL, MISSING, SALAD, WEATHER)
 
-REPLIES = {MISSING: "세탁기는 연결돼 있지 않아요.", SALAD: "잘 못 들었어요. 다시 말씀해 주세요."}
+REPLIES = {
+    MISSING: "세탁기는 연결돼 있지 않아요.",
+    SALAD: "잘 못 들었어요. 다시 말씀해 주세요.",
+    WEATHER: "날씨를 알려 줄 곳이 설정돼 있지 않아요.",  # this home has no weather entity
+}
 INTENTS = {
     COMMAND: "HassTurnOff",
     SEVERAL: "HassTurnOn+HassTurnOff",
     MISSING: None,
     SALAD: None,
+    WEATHER: "HassGetWeather",
 }
 
 
@@ -98,16 +104,21 @@ def by_say(config_path, tmp_path) -> tuple[dict[str, tuple], LoudLocal]:
 
 
 def by_wyoming(config_path) -> dict[str, tuple]:
+    from sori.assemble.state import build_answerer
+
     config, home = load(config_path)
     found = {}
-    with serving(load_services(config, home)) as server:
+    services = load_services(config, home)
+    services.answerer = build_answerer(config, home)  # as `sori wyoming` serves
+    with serving(services) as server:
         for text in SENTENCES:
-            (event,) = talk(server, [Recognize(text=text)], ("intent", "not-recognized"))
-            if Intent.is_type(event.type):
-                got = Intent.from_event(event)
-                found[text] = (got.name, got.text or "")
+            last = ("intents-stop",) if text == SEVERAL else ("intent", "not-recognized")
+            got = talk(server, [Recognize(text=text)], last)
+            intents = [Intent.from_event(e) for e in got if Intent.is_type(e.type)]
+            if intents:  # several commands: intents-start, one intent each, intents-stop
+                found[text] = ("+".join(i.name for i in intents), " ".join(i.text for i in intents))
             else:
-                found[text] = (None, NotRecognized.from_event(event).text)
+                found[text] = (None, NotRecognized.from_event(got[-1]).text)
     return found
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -106,6 +107,8 @@ def test_plain_output_prints_sentences_and_says_why_on_stderr(dead_edge):
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0] == DEVICE_NOTE["ko"]
     assert "(local: no preset matched; rule: asks for knowledge or length ('요약')" in done.stderr
+    # the wait a one-shot process pays, said so a user knows the daemon does not pay it
+    assert re.search(r"\(local model loaded in \d+\.\d s; `sori run` loads it once", done.stderr)
 
 
 def test_nothing_understood_exits_1(dead_edge):

@@ -7,12 +7,17 @@ import asyncio
 import json
 import sys
 
+from sori.assemble.state import build_answerer
 from sori.assemble.thinking import build_router
-from sori.assemble.understanding import Swappable
-from sori.commands.options import add_home_options, add_json_option, load_understanding
+from sori.assemble.understanding import Swappable, presets_from_config
+from sori.commands.options import add_home_options, add_json_option, load_home
 from sori.commands.shutdown import exit_now
+from sori.core.config import Config
 from sori.core.events import AnswerSentence, Event, TurnRouted
-from sori.serving.conversation.meaning import understood
+from sori.core.home import Home
+from sori.serving.conversation.meaning import answered, asks, understood
+from sori.thinking.local import LocalLLM
+from sori.understanding.intents import Presets
 
 TIERS = ("auto", "preset", "local", "edge")
 
@@ -36,9 +41,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def run(args: argparse.Namespace) -> int:
-    config, presets = load_understanding(args)
+    config, home = load_home(args)
+    presets = presets_from_config(config.intents, home)
     text = " ".join(args.text)
-    routed, local_stopped = asyncio.run(_ask(config, presets, text, args.tier, not args.json))
+    routed, local = asyncio.run(_ask(config, home, presets, text, args.tier, not args.json))
     if args.json:
         print(json.dumps(as_record(routed), ensure_ascii=False), flush=True)
     else:
@@ -46,23 +52,26 @@ def run(args: argparse.Namespace) -> int:
             slots = " ".join(f"{k}={v}" for k, v in routed.slots.items())
             print(f"{routed.intent} {slots}\t{routed.answer}".rstrip(), flush=True)
         print(f"({routed.tier}: {routed.reason})", file=sys.stderr)
+    if local is not None and local.load_ms:  # this process loaded it: a daemon keeps it
+        print(f"(local model loaded in {local.load_ms / 1000:.1f} s; `sori run` loads it "
+              "once and answers without this wait)", file=sys.stderr)  # fmt: skip
     code = 0 if routed.intent is not None or routed.answer else 1
-    if not local_stopped:  # tearing down under a computing llama.cpp would crash
+    if local is not None and local.busy:  # tearing down under a computing llama.cpp crashes
         exit_now(code, "the local model's generation")
     return code
 
 
 async def _ask(
-    config, presets, text: str, tier: str, print_sentences: bool
-) -> tuple[TurnRouted, bool]:
-    """The routed turn, and whether the local model stopped (a generation cut at its
+    config: Config, home: Home, presets: Presets, text: str, tier: str, print_sentences: bool
+) -> tuple[TurnRouted, LocalLLM | None]:
+    """The routed turn, and the local model when one was built (a generation cut at its
     deadline may still be computing on its thread)."""
     if tier in ("auto", "preset"):  # what every front door settles without a model
-        settled = _settled(presets, text)
+        settled = await _settled(config, home, presets, text)
         if settled is not None:
             if print_sentences and settled.intent is None:
                 print(settled.answer, flush=True)
-            return settled, True
+            return settled, None
     router, local, edge = build_router(config, presets)
 
     def show(event: Event) -> None:
@@ -76,20 +85,31 @@ async def _ask(
             await edge.aclose()
         if router.home is not None:
             await router.home.aclose()
-        stopped = await local.close()
-    return routed, stopped
+        await local.close()
+    return routed, local
 
 
-def _settled(presets, text: str) -> TurnRouted | None:
+async def _settled(config: Config, home: Home, presets: Presets, text: str) -> TurnRouted | None:
     """The turn `sori intent`, `/say` and Wyoming settle without a model (several
-    commands, a device the home lacks, words barely heard), or None: the router's."""
+    commands, a question answered from the home's state, a device the home lacks, words
+    barely heard), or None: the router's."""
     found = understood(Swappable(presets), text)
-    several = found["intent"] is not None and "parts" in found["slots"]
-    if not several and not (found["intent"] is None and found["response"]):
+    if asks(found):
+        answerer = build_answerer(config, home)
+        try:
+            found = await answered(found, answerer)
+        finally:
+            if answerer.source is not None:
+                await answerer.source.close()
+        reason = "answered from the home's state"
+    elif found["intent"] is not None and "parts" in found["slots"]:
+        reason = "several commands matched part by part"
+    elif found["intent"] is None and found["response"]:
+        reason = "answered without a model"
+    else:
         return None
-    reason = "several commands matched part by part" if several else "answered without a model"
     return TurnRouted(
-        t_ns=0, utterance_id=0, text=text, tier="preset" if several else "none",
+        t_ns=0, utterance_id=0, text=text, tier="none" if found["intent"] is None else "preset",
         reason=reason, intent=found["intent"], slots=found["slots"],
         answer=found["response"], endpoint="", ttft_ns=None, first_sentence_ns=None,
         total_ns=0,

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 import time
+from collections.abc import Iterable
 from typing import Any
 
-from sori.assemble.understanding import Swappable
-from sori.commands.options import add_home_options, add_json_option, load_understanding
-from sori.serving.conversation.meaning import understood
+from sori.assemble.state import build_answerer
+from sori.assemble.understanding import Swappable, presets_from_config
+from sori.commands.options import add_home_options, add_json_option, load_home
+from sori.core.config import Config
+from sori.core.home import Home
+from sori.serving.conversation.meaning import answered, asks, understood
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -26,19 +31,40 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def run(args: argparse.Namespace) -> int:
-    _, presets = load_understanding(args)
-    understanding = Swappable(presets)  # as the daemon holds it: several commands apart
+    config, home = load_home(args)
+    # as the daemon holds it: several commands apart
+    understanding = Swappable(presets_from_config(config.intents, home))
     lines = args.text or (line.rstrip("\n") for line in sys.stdin)
-    for text in lines:
-        print(format_line(understand(understanding, text), args.json), flush=True)
+    asyncio.run(_understand_all(config, home, understanding, lines, args.json))
     return 0
+
+
+async def _understand_all(
+    config: Config, home: Home, understanding: Any, lines: Iterable[str], as_json: bool
+) -> None:
+    """Each line understood as the daemon's turn would be; questions answered from the
+    home's state, whose source connects at the first question."""
+    answerer = None
+    try:
+        for text in lines:
+            started_ns = time.perf_counter_ns()
+            found = understood(understanding, text)
+            if asks(found):
+                answerer = answerer or build_answerer(config, home)
+                found = await answered(found, answerer)
+            print(format_line(_line(text, found, started_ns), as_json), flush=True)
+    finally:
+        if answerer is not None and answerer.source is not None:
+            await answerer.source.close()
 
 
 def understand(understanding: Any, text: str) -> dict:
     """One line's answer: what the daemon's turn of `text` commits and replies without
-    acting or thinking (`sori.serving.conversation.turns.understood`)."""
-    started_ns = time.perf_counter_ns()
-    found = understood(understanding, text)
+    acting or thinking (`sori.serving.conversation.meaning.understood`)."""
+    return _line(text, understood(understanding, text), time.perf_counter_ns())
+
+
+def _line(text: str, found: dict, started_ns: int) -> dict:
     elapsed_ms = (time.perf_counter_ns() - started_ns) / 1e6
     return {
         "text": text,

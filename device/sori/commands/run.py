@@ -163,7 +163,15 @@ async def serve(
                 link = attach_satellite(config, daemon, name)
             voice = daemon.player.cache.voice
             wyoming = asyncio.ensure_future(
-                serve_beside(config, home, daemon.understanding, voice, recognizer, link)
+                serve_beside(
+                    config,
+                    home,
+                    daemon.understanding,
+                    voice,
+                    recognizer,
+                    link,
+                    daemon.turns.answerer,
+                )  # fmt: skip
             )
             if not await _first(wyoming, stopping):
                 return 0

@@ -27,6 +27,11 @@ MAX_DEVICES = 3
 """At most this many devices are read and spoken about for one question."""
 
 
+def answers_from_state(intent: str) -> bool:
+    """True for the questions answered from state (not the time, date or timers)."""
+    return kind_of(intent) == QUERY and intent not in LOCAL_INTENTS
+
+
 class Answerer:
     """Answers question intents from a state source (or says honestly that it cannot)."""
 
@@ -37,8 +42,7 @@ class Answerer:
         self.language = language
 
     def answers(self, intent: str) -> bool:
-        """True for the questions answered from state (not the time, date or timers)."""
-        return kind_of(intent) == QUERY and intent not in LOCAL_INTENTS
+        return answers_from_state(intent)
 
     async def answer(self, intent: str, slots: Mapping[str, Any]) -> str:
         """The spoken answer, with the value read; one honest sentence when there is none."""

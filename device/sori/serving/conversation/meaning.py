@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sori.understanding.answering import answers_from_state
 from sori.understanding.multi_command import plan
 from sori.understanding.screening import Screened, screen
 
@@ -44,6 +45,29 @@ def understood(understanding: Any, text: str) -> dict[str, Any]:
                 "response": " ".join(s for s in said if s), "replies": said}  # fmt: skip
     reply = screened.reply if screened is not None else ""
     return {"intent": None, "slots": {}, "confidence": 0.0, "response": reply}
+
+
+async def answered(found: dict[str, Any], answerer: Any) -> dict[str, Any]:
+    """`found` (from `understood`) with its questions answered from the home's state as
+    the daemon answers them (`sori.understanding.answering.Answerer`: "거실은 지금
+    23.5도예요", or the honest "날씨를 알려 줄 곳이 설정돼 있지 않아요")."""
+    parts = found["slots"].get("parts")
+    if parts:
+        replies = [
+            await answerer.answer(p["intent"], p["slots"]) if answerer.answers(p["intent"])
+            else said
+            for p, said in zip(parts, found["replies"], strict=True)
+        ]  # fmt: skip
+        return {**found, "replies": replies, "response": " ".join(r for r in replies if r)}
+    if found["intent"] is None or not answerer.answers(found["intent"]):
+        return found
+    return {**found, "response": await answerer.answer(found["intent"], found["slots"])}
+
+
+def asks(found: dict[str, Any]) -> bool:
+    """Whether `found` holds a question answered from the home's state."""
+    intents = [p["intent"] for p in found["slots"].get("parts", ())] or [found["intent"]]
+    return any(i is not None and answers_from_state(i) for i in intents)
 
 
 def _said(home: Any, text: str, found: Any, language: str) -> str:

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 from sori.core.errors import AudioError
 from sori.hearing.stt.tokens import spoken_text
-from sori.serving.conversation.meaning import understood
+from sori.serving.conversation.meaning import answered, asks, understood
 from sori.serving.wyoming_server.services import Services, describe
 from sori.serving.wyoming_server.transcribing import Transcribing
 from sori.serving.wyoming_server.wire import (
@@ -195,7 +195,7 @@ class SoriHandler:
             await self._feed(self.audio.end())
             await self._finish()
         elif Recognize.is_type(event.type):
-            for answer in self.recognize(Recognize.from_event(event).text):
+            for answer in await self.recognize(Recognize.from_event(event).text):
                 await self.write(answer)
         elif Synthesize.is_type(event.type):
             await self.synthesize(Synthesize.from_event(event).text)
@@ -294,15 +294,18 @@ class SoriHandler:
         self.mode, self.audio, self.stream = "", None, None
         self.refused = refused
 
-    def recognize(self, text: str) -> list[Any]:
+    async def recognize(self, text: str) -> list[Any]:
         """`intent` with the Home Assistant intent name and slots as entities; a sentence
         of several commands as `intents-start`, one `intent` per command (its own name,
-        entities and reply), `intents-stop`; or `not-recognized` with Sori's reply."""
+        entities and reply), `intents-stop`; or `not-recognized` with Sori's reply. A
+        question is answered from the home's state, as the daemon answers it."""
         from wyoming.intent import Intent, IntentsStart, IntentsStop, NotRecognized
 
         if not isinstance(text, str):
             raise BadEvent("recognize needs a text string")
         found = understood(self.services.understanding, text)  # as `sori intent`, `/say`
+        if asks(found) and self.services.answerer is not None:
+            found = await answered(found, self.services.answerer)
         if found["intent"] is None:
             return [NotRecognized(text=found["response"] or self.services.not_understood)]
         parts = found["slots"].get("parts")

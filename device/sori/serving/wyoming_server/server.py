@@ -10,6 +10,7 @@ import sys
 from typing import Any
 from urllib.parse import urlparse
 
+from sori.assemble.state import build_answerer
 from sori.core.config import Config
 from sori.core.errors import ConfigError, DependencyError
 from sori.core.home import Home
@@ -173,6 +174,7 @@ def serve(config: Config, home: Home, uri: str, zeroconf: bool | None = None) ->
     check_uri(uri)  # a bad address is refused before any model loads
     require_wyoming()
     services = load_services(config, home)
+    services.answerer = build_answerer(config, home)
     server = WyomingServer(services, uri, announce_name(config, zeroconf), config_limits(config))
 
     async def main() -> None:
@@ -189,6 +191,7 @@ def serve(config: Config, home: Home, uri: str, zeroconf: bool | None = None) ->
             await stop.wait()
         finally:
             await server.close()
+            await services.answerer.close()
 
     asyncio.run(main())
     return 0
@@ -211,17 +214,18 @@ async def serve_beside(
     voice: Voice,
     recognizer: Any = None,
     satellite: Any = None,
+    answerer: Any = None,
 ) -> WyomingServer:
     """The Wyoming server `sori run` starts with [wyoming] enabled: the daemon's own
     understanding (so a reload reaches it), voice and loaded recognizer model (a second
     recognizer on it: the microphone's decoders are busy hearing the room; see
-    `sori.assemble.hearing.second_recognizer`), and the satellite link when [wyoming]
-    satellite is on."""
+    `sori.assemble.hearing.second_recognizer`) and answerer, and the satellite link when
+    [wyoming] satellite is on."""
     from sori.assemble.hearing import second_recognizer
 
     own = second_recognizer(recognizer) if recognizer is not None else None
     services = await asyncio.to_thread(load_services, config, home, understanding, voice, None, own)
-    services.satellite = satellite
+    services.satellite, services.answerer = satellite, answerer
     server = WyomingServer(
         services, config.wyoming.uri, announce_name(config), config_limits(config)
     )

@@ -63,6 +63,9 @@ class Services:
     """A `transcribe` request's listener, given the "stt" lock: the hearing pipeline
     `sori replay` runs, on `recognizer` (None: the recognizer's own stream, without the
     pipeline)."""
+    answerer: Any = None
+    """Answers questions from the home's state, as the daemon does
+    (`sori.understanding.answering.Answerer`); None: a question gets its preset reply."""
     satellite: Any = None
     """The satellite link (`sori.serving.wyoming_server.satellite.SatelliteLink`) when Sori is a
     Home Assistant voice satellite ([wyoming] satellite in `sori run`); None: it is not."""
