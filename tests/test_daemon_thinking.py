@@ -64,3 +64,41 @@ def test_a_failing_tier_still_gets_a_reply(tmp_path, mosquitto):
     local = ScriptedLocal(Judgment(None), RuntimeError("model crashed"))
     _, turn = run_turn(tmp_path, mosquitto, local, "오늘 기분 어때")
     assert turn["response"] == "죄송해요, 잘 모르겠어요."
+
+
+class SlowLocal(ScriptedLocal):
+    """Answers after `delay_s`, as a small board's model takes its time."""
+
+    def __init__(self, delay_s: float, answer: list[str]) -> None:
+        super().__init__(Judgment(None), answer)
+        self.delay_s = delay_s
+
+    async def stream(self, ask: Ask) -> AsyncIterator[Token]:
+        await asyncio.sleep(self.delay_s)
+        async for token in super().stream(ask):
+            yield token
+
+
+def run_held_turn(tmp_path, mosquitto, local, hold_after_ms):
+    daemon = build(write_config(tmp_path, mosquitto), tmp_path / "reply.wav")
+    daemon.thinker = Router(None, local, None, RouterSettings(language="ko"))
+    daemon.turns.hold_after_ms = hold_after_ms
+
+    async def main():
+        try:
+            return await asyncio.wait_for(daemon.say("하늘은 왜 파래"), 30)
+        finally:
+            await daemon.close()
+
+    return asyncio.run(main())
+
+
+def test_a_slow_answer_is_preceded_by_the_holding_line_said_at_once(tmp_path, mosquitto):
+    turn = run_held_turn(tmp_path, mosquitto, SlowLocal(1.5, ["빛이 흩어져서 그래요."]), 300)
+    assert turn["response"] == "잠깐만요. 빛이 흩어져서 그래요."
+    assert turn["stages_ms"]["first_audio"] < 1000  # the answer itself comes after 1.5 s
+
+
+def test_a_quick_answer_gets_no_holding_line(tmp_path, mosquitto):
+    turn = run_held_turn(tmp_path, mosquitto, SlowLocal(0.0, ["빛이 흩어져서 그래요."]), 800)
+    assert turn["response"] == "빛이 흩어져서 그래요."

@@ -77,6 +77,7 @@ def build_daemon(
         clock=clock,
         barge_in=config.daemon.barge_in,
         earcon=config.daemon.earcon,
+        hold_after_ms=config.router.hold_after_ms if thinker is not None else 0,
         followups=FollowUps(
             understanding, config.conversation.context_s, config.conversation.brightness_step
         ),

@@ -18,6 +18,7 @@ log = logging.getLogger(__name__)
 REPLIES = {
     "ko": {
         "ack": "알겠어요.",
+        "holding": "잠깐만요.",
         "action_failed": "죄송해요, 기기를 제어하지 못했어요.",
         "action_unconfirmed": "명령을 보냈지만 확인하지 못했어요.",
         "not_understood": "죄송해요, 잘 모르겠어요.",
@@ -28,6 +29,7 @@ REPLIES = {
     },
     "en": {
         "ack": "Okay.",
+        "holding": "One moment.",
         "action_failed": "Sorry, I could not reach that device.",
         "action_unconfirmed": "I sent the command but could not confirm it.",
         "not_understood": "Sorry, I did not understand.",

@@ -58,6 +58,7 @@ class Daemon:
         earcon: bool = True,
         followups: FollowUps | None = None,
         conversation: Conversation | None = None,
+        hold_after_ms: int = 0,
     ) -> None:
         self.understanding = understanding
         self.registry = registry
@@ -75,7 +76,7 @@ class Daemon:
             understanding=understanding, acting=registry, speaking=player, replies=replies,
             emit=self.emit, clock=self.clock, metrics=self.metrics,
             conversation=self.conversation, thinker=thinker, answerer=answerer,
-            followups=followups, earcon=earcon,
+            followups=followups, earcon=earcon, hold_after_ms=hold_after_ms,
         )  # fmt: skip
         """Runs each turn (`sori.serving.conversation.turns`)."""
         self.metrics.muted = self.conversation.muted

@@ -267,6 +267,10 @@ class RouterConfig:
     abandoned and the local model answers."""
     local_deadline_ms: int = ranged(15000, 1, 3_600_000)
     """Longest a local answer may stream before it is cut off."""
+    hold_after_ms: int = ranged(700, 0, 60_000)
+    """When a language model answers and nothing is said this long after the question, the
+    speaker says a short holding line ("잠깐만요.", cached at start, so it plays at once):
+    a question never meets silence while the model works. 0: never."""
     memory_turns: int = ranged(4, 0, 1000)
     """Past turns (question and answer) shared by the tiers as conversation memory."""
     escalate_min_chars: int = ranged(90, 0, 1_000_000)

@@ -98,6 +98,7 @@ class Turns:
         answerer: Answering | None = None,
         followups: FollowUps | None = None,
         earcon: bool = True,
+        hold_after_ms: int = 0,
     ) -> None:
         self.understanding = understanding
         self.acting = acting
@@ -115,6 +116,9 @@ class Turns:
         """The last command's context, for follow-ups ("안방도"); None: no follow-ups."""
         self.earcon = earcon
         """A failure's reply opens with the error earcon."""
+        self.hold_after_ms = hold_after_ms
+        """A model's answer with nothing said this long gets the holding line first
+        ([router] hold_after_ms); 0: never."""
         self.hand_over: Callable[[IntentNotRecognized], bool] | None = None
         """Takes a heard utterance nothing here matched (True: Home Assistant's pipeline
         answers it, `sori.serving.wyoming_server.satellite`); False or None: the router thinks."""
@@ -291,8 +295,16 @@ class Turns:
         def say(text: str, tone: str = "") -> None:
             speaking.append(asyncio.create_task(self.speaking.say(text, uid, tone)))
 
+        async def hold() -> None:
+            await asyncio.sleep(self.hold_after_ms / 1000)
+            if not speaking:  # the model has said nothing yet: never silence
+                say(self.replies["holding"])
+
+        holding = asyncio.create_task(hold()) if self.hold_after_ms else None
         try:
             async for event in self.thinker.turn(text, uid):
+                if holding is not None and isinstance(event, (AnswerSentence, IntentCommitted)):
+                    holding.cancel()  # before the sentence is queued: nothing comes between
                 self.emit(event)
                 if isinstance(event, AnswerSentence):
                     say(event.text)
@@ -308,6 +320,9 @@ class Turns:
             log.error("%s", error)
             self.metrics.count_error("router")
             say(self.replies["failed"], self._error_tone())
+        finally:
+            if holding is not None:
+                holding.cancel()
         if not speaking:
             say(self.replies["not_understood"])
         spoken_all = list(await asyncio.gather(*speaking))
