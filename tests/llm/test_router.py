@@ -315,6 +315,32 @@ def test_the_router_imports_no_backend():
         "sori.thinking.base",
         "sori.thinking.rules",
         "sori.thinking.sentences",
+        "sori.thinking.leaks",
         "sori.core.events",
         "sori.core.clock",
     }
+
+
+def test_an_answer_never_recites_the_prompt_or_an_earlier_users_words():
+    """A weak model parrots what its prompt holds: the instruction and, through the memory,
+    what an earlier user said. Those sentences are never spoken; the rest is."""
+    router = Router(None, FakeLocal(answer=("우리 집 비밀번호는 일이삼사라고 했어요. ",)),
+                    None, RouterSettings(memory_turns=4))  # fmt: skip
+    router.memory.add("우리 집 비밀번호는 일이삼사야 기억해 줘", "알겠어요.")
+    events, routed = run(router, "하늘은 왜 파래")
+    assert not [e for e in events if isinstance(e, AnswerSentence)]
+    assert routed.answer == "" and "withheld" in routed.reason
+
+    recital = "(Answer in Korean (한국어), in one or two short spoken sentences.) "
+    router = Router(None, FakeLocal(answer=(recital, "빛이 흩어져서 그래요.")), None)
+    events, routed = run(router, "하늘은 왜 파래")
+    spoken = [e.text for e in events if isinstance(e, AnswerSentence)]
+    assert spoken == ["빛이 흩어져서 그래요."]
+    assert routed.answer == "빛이 흩어져서 그래요."
+
+
+def test_an_answer_may_echo_the_users_own_question():
+    router = Router(None, FakeLocal(answer=("하늘이 파란 이유는 빛이 흩어져서예요.",)), None)
+    router.memory.add("하늘이 파란 이유는 뭐야", "잘 모르겠어요.")  # asked again, now
+    events, routed = run(router, "하늘이 파란 이유는 뭐야")
+    assert routed.answer == "하늘이 파란 이유는 빛이 흩어져서예요."

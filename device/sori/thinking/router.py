@@ -18,17 +18,18 @@ Each turn:
 
 Answers stream as `AnswerChunk`s and become `AnswerSentence`s as sentences complete, so
 speech can start on the first. The turn ends with `TurnRouted`: tier, reason, timings.
-A short conversation memory is shared by the tiers.
+A short conversation memory is shared by the tiers; an answer sentence that recites the
+prompt or repeats an earlier user's words is withheld (`sori.thinking.leaks`).
 
-Imports only `llm.base` and the pure `llm.rules` and `llm.sentences` (no backends):
-presets, the local model and the edge client are injected.
+Imports only `thinking.base` and the pure `thinking.rules`, `thinking.sentences` and
+`thinking.leaks` (no backends): presets, the local model and the edge client are injected.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -55,6 +56,7 @@ from sori.thinking.base import (
     TierFailed,
     Token,
 )
+from sori.thinking.leaks import leaks
 from sori.thinking.rules import Rule, escalation_rule
 from sori.thinking.sentences import SentenceSplitter, detect_language
 
@@ -115,6 +117,10 @@ class _Turn:
     endpoint: str = ""
     first_token_ns: int | None = None
     first_sentence_ns: int | None = None
+    earlier_users: tuple[str, ...] = ()
+    """What earlier users said (the memory): an answer never repeats it."""
+    withheld: list[str] = field(default_factory=list)
+    """Answer sentences not spoken: they recited the prompt or an earlier user's words."""
 
 
 class Router:
@@ -159,7 +165,8 @@ class Router:
         self, text: str, utterance_id: int = 0, force: Force = "auto"
     ) -> AsyncIterator[Event]:
         """The events of one turn, ending with `TurnRouted`."""
-        state = _Turn(utterance_id, text, self.clock.now_ns())
+        earlier = tuple(t.user for t in self.memory.turns())
+        state = _Turn(utterance_id, text, self.clock.now_ns(), earlier_users=earlier)
         language = detect_language(text, self.settings.language)
 
         if force in ("auto", "preset") and self.presets is not None:
@@ -307,7 +314,7 @@ class Router:
                 except Exception as exc:  # noqa: BLE001 - any tier failure ends in a fallback
                     failure = exc if isinstance(exc, TierFailed) else TierFailed(_brief(exc))
                     if started:
-                        for sentence in splitter.flush():
+                        for sentence in self._kept(state, splitter.flush()):
                             yield self._sentence(state, sentence)
                         yield AnswerStopped(
                             self.clock.now_ns(), state.utterance_id, "".join(own), True
@@ -327,11 +334,11 @@ class Router:
                 own.append(token.text)
                 state.answer.append(token.text)
                 yield AnswerChunk(self.clock.now_ns(), state.utterance_id, token.text, token.source)
-                for sentence in splitter.feed(token.text):
+                for sentence in self._kept(state, splitter.feed(token.text)):
                     yield self._sentence(state, sentence)
         finally:
             await tokens.aclose()
-        for sentence in splitter.flush():
+        for sentence in self._kept(state, splitter.flush()):
             yield self._sentence(state, sentence)
         if not started:
             state.tier = tier
@@ -339,6 +346,16 @@ class Router:
                 self.clock.now_ns(), state.utterance_id, tier, "; ".join(state.reasons)
             )
         yield AnswerStopped(self.clock.now_ns(), state.utterance_id, "".join(own), interrupted)
+
+    def _kept(self, state: _Turn, sentences: Iterable[str]) -> Iterator[str]:
+        """The sentences that may be spoken; one that leaks is withheld and logged."""
+        for sentence in sentences:
+            if leaks(sentence, state.earlier_users, state.text):
+                log.info("turn %d: withheld a sentence that recited the prompt or an earlier "
+                         "user's words", state.utterance_id)  # fmt: skip
+                state.withheld.append(sentence)
+            else:
+                yield sentence
 
     def _sentence(self, state: _Turn, text: str) -> AnswerSentence:
         now = self.clock.now_ns()
@@ -366,7 +383,13 @@ class Router:
 
     def _finish(self, state: _Turn) -> TurnRouted:
         now = self.clock.now_ns()
-        answer = "".join(state.answer).strip()
+        answer = "".join(state.answer)
+        for sentence in state.withheld:
+            answer = answer.replace(sentence, "", 1)
+        answer = " ".join(answer.split()) if state.withheld else answer.strip()
+        if state.withheld:
+            state.reasons.append(f"{len(state.withheld)} sentence(s) withheld: they repeated "
+                                 "the prompt or an earlier user's words")  # fmt: skip
         reason = "; ".join(state.reasons)
         if state.intent is not None or answer:
             self.memory.add(state.text, answer or state.intent or "")
