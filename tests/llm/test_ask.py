@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from llm_servers import LlamaServer, free_port
 
-from sori.thinking.router import DEVICE_NOTE
+from sori.thinking.router import CANNOT_REACH, DEVICE_NOTE
 
 FIELDS = {"text", "tier", "intent", "slots", "answer", "reason", "endpoint", "ttft_ms", "total_ms"}
 
@@ -37,6 +37,7 @@ max_tokens = 12
 [router]
 first_token_budget_ms = 60000   # no busy machine reaches it: these tests are not about time
 local_deadline_ms = 600000
+local_answers = "on"            # the packaged model answers here, judged or not
 
 [edge]
 max_tokens = 6
@@ -92,6 +93,19 @@ def test_a_question_for_the_edge_falls_back_to_the_device_when_no_edge_answers(d
     assert "edge unavailable" in data["reason"] and "cannot connect" in data["reason"]
     assert data["answer"].startswith(DEVICE_NOTE["ko"])
     assert len(data["answer"]) > len(DEVICE_NOTE["ko"])  # the device answered after the note
+
+
+def test_a_local_model_judged_unable_to_answer_says_so_at_once(dead_edge):
+    """The packaged model's catalog answer_score is 0: with the default "auto" it does not
+    answer, and an edge question with no edge gets the honest line, without a load."""
+    path = Path(dead_edge)
+    path.write_text(path.read_text(encoding="utf-8").replace('local_answers = "on"', ""),
+                    encoding="utf-8")  # fmt: skip
+    done = sori("--config", dead_edge, "--json", "양자역학을 설명해 줘")
+    data = record(done)
+    assert data["answer"] == CANNOT_REACH["ko"] and data["tier"] == "none"
+    assert "router.local_answers" in data["reason"]
+    assert "local model loaded" not in done.stderr
 
 
 def test_the_edge_answers_through_the_llama_server(tmp_path, llama_server: LlamaServer):

@@ -21,7 +21,14 @@ from sori.core.events import (
 )
 from sori.thinking import router as router_module
 from sori.thinking.base import Ask, EdgeInterrupted, EdgeUnavailable, Judgment, Token
-from sori.thinking.router import DEVICE_NOTE, INTERRUPTED_NOTE, Router, RouterSettings
+from sori.thinking.router import (
+    CANNOT_ANSWER,
+    CANNOT_REACH,
+    DEVICE_NOTE,
+    INTERRUPTED_NOTE,
+    Router,
+    RouterSettings,
+)
 
 
 @dataclass
@@ -344,3 +351,21 @@ def test_an_answer_may_echo_the_users_own_question():
     router.memory.add("하늘이 파란 이유는 뭐야", "잘 모르겠어요.")  # asked again, now
     events, routed = run(router, "하늘이 파란 이유는 뭐야")
     assert routed.answer == "하늘이 파란 이유는 빛이 흩어져서예요."
+
+
+def test_a_local_model_that_does_not_answer_says_so_at_once():
+    local = FakeLocal()
+    router = Router(None, local, None, RouterSettings(local_answers=False))
+    events, routed = run(router, "하늘은 왜 파래")
+    assert [e.text for e in events if isinstance(e, AnswerSentence)] == [CANNOT_ANSWER["ko"]]
+    assert local.streamed == [] and "router.local_answers" in routed.reason
+    _, forced = run(router, "하늘은 왜 파래", force="local")  # forcing it still asks
+    assert forced.answer == "작은 모델의 답이에요. 끝." and len(local.streamed) == 1
+
+
+def test_with_no_edge_answering_a_local_model_that_does_not_answer_says_why():
+    local = FakeLocal()
+    edge = FakeEdge(pieces=(), fail=EdgeUnavailable("down"))
+    router = Router(None, local, edge, RouterSettings(local_answers=False))
+    _, routed = run(router, "이 문제를 단계별로 설명해 줘")
+    assert routed.answer == CANNOT_REACH["ko"] and local.streamed == []

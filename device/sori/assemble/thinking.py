@@ -11,13 +11,14 @@ import os
 import re
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from sori.core.config import Config, EdgeConfig, LlmConfig, RouterConfig
 from sori.core.errors import SoriError
 from sori.thinking.edge import EdgeClient, EdgeSettings, Endpoint, endpoint_key
 from sori.thinking.home_assistant import HaConversation
-from sori.thinking.local import LocalLLM
+from sori.thinking.local import DEFAULT_MODEL_FILE, LocalLLM
 from sori.thinking.router import Router, RouterSettings
 from sori.thinking.schema import IntentSpec, Vocabulary
 from sori.understanding.intents import Presets
@@ -152,7 +153,23 @@ def conversation_from_config(config: Config) -> HaConversation | None:
     )  # fmt: skip
 
 
-def router_settings(router: RouterConfig, language: str) -> RouterSettings:
+def local_answers(config: Config) -> bool:
+    """Whether the local model answers open questions: as `router.local_answers` says, or
+    with "auto", by the model's measured answer_score in the catalog (a model never judged
+    answers)."""
+    chosen = config.router.local_answers
+    if chosen != "auto":
+        return chosen == "on"
+    from sori.provisioning.models.catalog import load_catalog
+
+    name = Path(config.llm.model).name if config.llm.model else DEFAULT_MODEL_FILE
+    score = next((e.answer_score for e in load_catalog() if e.name == name), -1.0)
+    return score < 0 or score >= config.router.local_answer_floor
+
+
+def router_settings(
+    router: RouterConfig, language: str, answers_locally: bool = True
+) -> RouterSettings:
     return RouterSettings(
         preset_threshold=router.preset_threshold,
         local_intent_threshold=router.local_intent_threshold,
@@ -163,6 +180,7 @@ def router_settings(router: RouterConfig, language: str) -> RouterSettings:
         escalate_words=tuple(router.escalate_words),
         deep_words=tuple(router.deep_words),
         language=language,
+        local_answers=answers_locally,
     )
 
 
@@ -177,7 +195,7 @@ def build_router(
         presets.match,
         local,
         edge,
-        router_settings(config.router, config.intents.language),
+        router_settings(config.router, config.intents.language, local_answers(config)),
         home=conversation_from_config(config),
     )
     return router, local, edge

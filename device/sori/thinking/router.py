@@ -74,6 +74,20 @@ DEVICE_NOTE = {
 }
 """Spoken before a local answer to a question that should have gone to the edge."""
 
+CANNOT_ANSWER = {
+    "ko": "그건 제가 답하기 어려워요.",
+    "en": "That's not something I can answer here.",
+}
+"""Said at once, instead of a local answer, when the local model does not answer open
+questions (`RouterSettings.local_answers`)."""
+
+CANNOT_REACH = {
+    "ko": "서버에 연결할 수 없어서 지금은 답하기 어려워요.",
+    "en": "I can't reach the server, so I can't answer that right now.",
+}
+"""Said instead of a local answer to an edge question when no edge answered and the local
+model does not answer open questions."""
+
 INTERRUPTED_NOTE = {
     "ko": "서버 연결이 끊겨서 기기에서 다시 답할게요.",
     "en": "The server connection broke, so the device answers instead.",
@@ -99,6 +113,10 @@ class RouterSettings:
     """Spoken before a device answer to an edge question, by language."""
     interrupted_note: dict[str, str] = field(default_factory=lambda: dict(INTERRUPTED_NOTE))
     """Spoken when an edge answer broke off and the device takes over, by language."""
+    local_answers: bool = True
+    """Whether the local model answers open questions (its measured answers are good
+    enough); False: CANNOT_ANSWER (or CANNOT_REACH) is said at once instead. Forcing the
+    local tier still asks it."""
 
 
 @dataclass
@@ -264,6 +282,15 @@ class Router:
 
         if self.local is None:
             state.reasons.append("no local model")
+            yield self._finish(state)
+            return
+        if not self.settings.local_answers and force != "local":
+            state.reasons.append(
+                "the local model does not answer open questions (router.local_answers)"
+            )
+            said = self._note(CANNOT_REACH if note else CANNOT_ANSWER, language)
+            state.answer.append(said)
+            yield self._sentence(state, said)
             yield self._finish(state)
             return
         if note:

@@ -271,6 +271,13 @@ class RouterConfig:
     """When a language model answers and nothing is said this long after the question, the
     speaker says a short holding line ("잠깐만요.", cached at start, so it plays at once):
     a question never meets silence while the model works. 0: never."""
+    local_answers: str = ranged("auto", choices=("auto", "on", "off"))
+    """Whether the local model answers open questions: "auto", when its measured
+    answer_score in the model catalog (scripts/judge_local.py) reaches local_answer_floor
+    or it was never judged; "off": such a question gets "그건 제가 답하기 어려워요." at once
+    (the edge still answers where one is configured)."""
+    local_answer_floor: float = ranged(0.5, 0, 1)
+    """Least answer_score, in [0, 1], for "auto" to let the local model answer."""
     memory_turns: int = ranged(4, 0, 1000)
     """Past turns (question and answer) shared by the tiers as conversation memory."""
     escalate_min_chars: int = ranged(90, 0, 1_000_000)

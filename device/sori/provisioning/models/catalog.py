@@ -52,6 +52,10 @@ class CatalogEntry:
     """Config keys `sori models use` writes; "{path}" becomes the installed path."""
     note: str = ""
     """One line for people."""
+    answer_score: float = -1.0
+    """A language model's share of the answerable Korean questions of
+    `scripts/judge_local.py` it answered right, 0 to 1; -1: not judged. The router lets a
+    model answer open questions only at `router.local_answer_floor` or above."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -95,7 +99,7 @@ def _entry(item: Any, where: str) -> CatalogEntry:
     unknown = sorted(set(item) - known)
     if unknown:
         raise ModelError(f"{where}: unknown field {', '.join(unknown)}")
-    required = known - {"config", "note"}
+    required = known - {"config", "note", "answer_score"}
     missing = sorted(required - set(item))
     if missing:
         raise ModelError(f"{where}: missing {', '.join(missing)}")
@@ -133,6 +137,7 @@ def _entry(item: Any, where: str) -> CatalogEntry:
             and all(isinstance(v, str) for v in item.get("config", {}).values()),
             "config must map keys to strings",
         ),
+        (_score(item.get("answer_score", -1.0)), "answer_score must be -1 or from 0 to 1"),
     )
     for ok, message in checks:
         if not ok:
@@ -148,3 +153,8 @@ def _size(value: Any) -> bool:
     """A size in MB the download limits can be sized from: finite, above 0, at most MAX_MB."""
     number = isinstance(value, int | float) and not isinstance(value, bool)
     return number and 0 < value <= MAX_MB
+
+
+def _score(value: Any) -> bool:
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    return number and (value == -1 or 0 <= value <= 1)
