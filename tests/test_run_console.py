@@ -120,3 +120,30 @@ def test_text_turns_name_each_command_and_say_an_answer(tmp_path, mosquitto, sub
     assert re.fullmatch(both, lines[0])
     said = f'said "지금 몇 시야" → HassGetCurrentTime: "{answer["response"]}"'
     assert lines[1].startswith(said) and len(lines) == 2
+
+
+def test_a_microphone_explains_utterances_that_made_no_turn_once_a_minute():
+    """No input ends on a microphone: a minute on, what made nothing is said, once."""
+    import io
+
+    from sori.commands.console import Console
+    from sori.core.events import SpeechStarted, SpeechStopped, UtteranceHeard
+
+    s = 1_000_000_000
+    out = io.StringIO()
+    console = Console(["소리야"], gated=True, out=out)
+    console.observe(SpeechStarted(1 * s, 1, 1 * s))
+    console.observe(SpeechStopped(3 * s, 1, 3 * s))  # never woken: never transcribed
+    console.observe(SpeechStarted(40 * s, 2, 40 * s))
+    console.observe(SpeechStopped(42 * s, 2, 42 * s))
+    console.observe(UtteranceHeard(42 * s, 2, "", 40 * s, 42 * s, 42 * s, 42 * s))
+    assert out.getvalue() == ""  # under a minute of microphone: nothing yet
+    console.observe(SpeechStarted(65 * s, 3, 65 * s))  # a minute on, the next utterance
+    lines = out.getvalue().splitlines()
+    assert lines == [
+        "no turn: 1 utterance heard, but not the wake phrase 소리야 (say 소리야 first, or run "
+        "with --no-wake to hear every utterance)",
+        "no turn: 1 utterance heard, but no words were recognized in it",
+    ]
+    console.observe(SpeechStarted(130 * s, 4, 130 * s))  # explained once, not again
+    assert out.getvalue().splitlines() == lines
