@@ -254,10 +254,12 @@ class Router:
                 return
             state.reasons.append("Home Assistant did not understand it")
 
-        note = ""
+        note, edge_failed = "", False
+        on_device = self.local is not None and (self.settings.local_answers or force == "local")
+        answered = "; answered on device" if on_device else ""
         if escalate and self.edge is None:
-            state.reasons.append("no edge configured; answered on device")
-            note = self._note(self.settings.device_note, language)
+            state.reasons.append(f"no edge configured{answered}")
+            note = self._note(self.settings.device_note, language) if on_device else ""
         elif escalate:
             budget_s = self.settings.first_token_budget_ms / 1000 - self._elapsed_s(state)
             edge_ask = Ask(text, ask.history, language, deep, max(budget_s, MIN_EDGE_S))
@@ -270,11 +272,12 @@ class Router:
             if failure is None:
                 yield self._finish(state)
                 return
+            edge_failed = True
             if isinstance(failure, EdgeInterrupted):
-                state.reasons.append(f"edge broke off ({failure.reason}); answered on device")
+                state.reasons.append(f"edge broke off ({failure.reason}){answered}")
                 note = self._note(self.settings.interrupted_note, language)
             else:
-                state.reasons.append(f"edge unavailable ({failure.reason}); answered on device")
+                state.reasons.append(f"edge unavailable ({failure.reason}){answered}")
                 note = self._note(self.settings.device_note, language)
             if force == "edge":
                 yield self._finish(state)
@@ -284,11 +287,11 @@ class Router:
             state.reasons.append("no local model")
             yield self._finish(state)
             return
-        if not self.settings.local_answers and force != "local":
+        if not on_device:
             state.reasons.append(
                 "the local model does not answer open questions (router.local_answers)"
             )
-            said = self._note(CANNOT_REACH if note else CANNOT_ANSWER, language)
+            said = self._note(CANNOT_REACH if edge_failed else CANNOT_ANSWER, language)
             state.answer.append(said)
             yield self._sentence(state, said)
             yield self._finish(state)
