@@ -56,3 +56,16 @@ def test_a_failed_write_leaves_the_old_file_whole(tmp_path, monkeypatch):
         replace_file(config, "new\n")
     assert config.read_text() == "old and whole\n"
     assert [p.name for p in tmp_path.iterdir()] == ["sori.toml"]
+
+
+def test_a_leftover_temporary_file_is_never_written_through(tmp_path):
+    """A crashed run (or someone else) left `.NAME.PID.tmp` as a link to another file:
+    replace_file writes its own temporary, and the link's target is untouched."""
+    bystander = tmp_path / "bystander"
+    bystander.write_text("keep me", encoding="utf-8")
+    path = tmp_path / "token"
+    (tmp_path / f".token.{os.getpid()}.tmp").symlink_to(bystander)
+    replace_file(path, "secret\n", private=True)
+    assert path.read_text(encoding="utf-8") == "secret\n"
+    assert bystander.read_text(encoding="utf-8") == "keep me"
+    assert _mode(path) == 0o600

@@ -48,7 +48,8 @@ def replace_file(path: Path | str, text: str, *, private: bool = False) -> Path:
             os.umask(umask)
             mode = NEW_FILE_MODE & ~umask
     temp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_MODE)
+    temp.unlink(missing_ok=True)  # a crashed run's leftover; never written through
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_MODE)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             out.write(text)

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from sori.core.config.sections import HttpConfig
 from sori.core.errors import ConfigError
+from sori.core.files import replace_file
 
 log = logging.getLogger(__name__)
 
@@ -130,16 +131,7 @@ def write_token(path: Path, force: bool = False) -> str:
         raise ConfigError(f"{path} exists; keep using it, or pass --force for a new token")
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     token = secrets.token_urlsafe(32)
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(token + "\n")
-        os.chmod(temp, 0o600)  # whatever the umask
-        os.replace(temp, path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
+    replace_file(path, token + "\n", private=True)
     return token
 
 
