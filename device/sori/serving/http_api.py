@@ -29,18 +29,17 @@ import contextlib
 import json
 import logging
 import sys
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import HttpVersion11, web
-from aiohttp.http_exceptions import HttpProcessingError
 
 from sori.core.config.sections import HttpConfig
 from sori.core.errors import ConfigError
 from sori.core.redact import redact, redact_data
 from sori.serving.api_access import Access, build_access, split_bind
 from sori.serving.daemon import Daemon
+from sori.serving.http_connections import CappedSite, ConnectionCap, ProtocolLog
 
 log = logging.getLogger(__name__)
 
@@ -89,11 +88,7 @@ class HttpApi:
         self.access: Access | None = None
         self._runner: web.AppRunner | None = None
         self._streams: set[asyncio.Task] = set()
-        self._trusted: set[web.RequestHandler] = set()
-        """Open connections that have carried the token (kept when making room)."""
-        self._serving: set[web.RequestHandler] = set()
-        """Connections whose request is being handled (a /say turn, an /events stream)."""
-        self._full_logged = 0.0
+        self.cap = ConnectionCap(self.config.max_connections)
         self._endpoints: dict[str, Callable[[web.Request], Awaitable[web.StreamResponse]]] = {}
         build_access(self.config, self.host, self.port, token)  # refuse a bad bind early
 
@@ -111,14 +106,12 @@ class HttpApi:
             app,
             access_log=None,
             keepalive_timeout=IDLE_TIMEOUT_S,
-            logger=_ProtocolLog(),
+            logger=ProtocolLog(),
             max_line_size=8190,
             max_field_size=8190,
         )
         await self._runner.setup()
-        site = _CappedSite(
-            self._runner, self.host, self.port, self.config.max_connections, self._make_room
-        )
+        site = CappedSite(self._runner, self.host, self.port, self.cap)
         try:
             await site.start()
         except OSError as exc:
@@ -192,8 +185,8 @@ class HttpApi:
         request[AUTHENTICATED] = authenticated
         connection = request.protocol
         if authenticated:
-            self._trust(connection)
-        self._serving.add(connection)
+            self.cap.trust(connection, self._runner.server if self._runner else None)
+        self.cap.serving.add(connection)
         try:
             return await handler(request)
         except _Refused as exc:
@@ -206,7 +199,7 @@ class HttpApi:
             log.error("HTTP API: %s %s failed: %s", request.method, path, redact(repr(exc)))
             return _error(500, "internal error; the daemon's log has the cause")
         finally:
-            self._serving.discard(connection)
+            self.cap.serving.discard(connection)
 
     async def _expect(self, request: web.Request) -> web.StreamResponse | None:
         """`Expect: 100-continue` gets the interim answer HTTP/1.1 asks for; any other
@@ -283,44 +276,6 @@ class HttpApi:
             self.daemon.unsubscribe(queue)
             self._streams.discard(task)
 
-    # -- the connection cap -----------------------------------------------------------------
-
-    def _trust(self, connection: web.RequestHandler) -> None:
-        """Remember that `connection` carried the token; closed ones are forgotten."""
-        self._trusted.add(connection)
-        server = self._runner.server if self._runner is not None else None
-        if server is not None and len(self._trusted) > self.config.max_connections:
-            self._trusted &= set(server.connections)
-
-    def _make_room(self, connections: list[web.RequestHandler]) -> bool:
-        """At http.max_connections: close the oldest connections that are between requests
-        (still sending one, or idle) and have never carried the token, until one is free.
-        False when that is not enough (every connection is busy or trusted): the new one
-        gets 503. Connections accepted in a burst register late, so this may close more
-        than one, back down to the cap."""
-        open_now = [c for c in connections if c.transport is not None]  # not closing
-        excess = len(open_now) + 1 - self.config.max_connections
-        if excess <= 0:
-            return True
-        idle = [c for c in open_now if c not in self._trusted and c not in self._serving]
-        for connection in idle[:excess]:  # oldest first
-            connection.force_close()
-        if len(idle) < excess:
-            self._full("refusing more")
-            return False
-        self._full("closing the oldest idle ones that sent no token")
-        return True
-
-    def _full(self, doing: str) -> None:
-        """One warning a minute at most while connections are at http.max_connections."""
-        now = time.monotonic()
-        if now - self._full_logged > 60:
-            self._full_logged = now
-            log.warning(
-                "HTTP API: %d connections open (http.max_connections); %s",
-                self.config.max_connections, doing,
-            )  # fmt: skip
-
 
 def public_event(event: dict[str, Any]) -> dict[str, Any]:
     """An event as /events shows it without the token: PUBLIC_FIELDS, and for an error
@@ -378,77 +333,3 @@ def _json(status: int, data: Any, headers: dict[str, str] | None = None) -> web.
 
 def _error(status: int, message: str, headers: dict[str, str] | None = None) -> web.Response:
     return _json(status, {"error": redact(message)}, headers)
-
-
-class _ProtocolLog:
-    """aiohttp's per-connection logger: a malformed request or a client that leaves is
-    one short line (INFO, DEBUG), never an ERROR with a traceback."""
-
-    def debug(self, msg: str, *args: Any, **kw: Any) -> None:
-        kw.pop("exc_info", None)
-        log.debug("HTTP: " + msg, *args, **kw)
-
-    def exception(self, msg: str, *args: Any, exc_info: Any = True, **kw: Any) -> None:
-        exc = exc_info if isinstance(exc_info, BaseException) else sys.exc_info()[1]
-        if isinstance(exc, HttpProcessingError | ConnectionError | TimeoutError):
-            reason = redact(str(getattr(exc, "message", "") or exc).strip().split("\n")[0])
-            log.info("HTTP API: refused a malformed request: %s", reason[:160])
-        else:
-            log.error("HTTP API: " + msg, *args, exc_info=exc_info, **kw)
-
-    error = exception
-
-    def warning(self, msg: str, *args: Any, **kw: Any) -> None:
-        log.warning("HTTP: " + msg, *args, **kw)
-
-    def isEnabledFor(self, level: int) -> bool:  # noqa: N802 - the logging.Logger API
-        return log.isEnabledFor(level)
-
-
-class _Busy(asyncio.Protocol):
-    """The answer to a connection over http.max_connections: 503, then close."""
-
-    BODY = b'{"error": "too many connections (http.max_connections); try again later"}'
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        head = (
-            "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(self.BODY)}\r\nRetry-After: 5\r\nConnection: close\r\n\r\n"
-        )
-        transport.write(head.encode() + self.BODY)  # type: ignore[attr-defined]
-        transport.close()
-
-
-class _CappedSite(web.BaseSite):
-    """A TCP site that keeps at most `limit` connections: past it, `make_room(open
-    connections, oldest first)` closes one to let the new one in, or says it cannot, and
-    the new one gets 503."""
-
-    def __init__(
-        self,
-        runner: web.AppRunner,
-        host: str,
-        port: int,
-        limit: int,
-        make_room: Callable[[list[web.RequestHandler]], bool],
-    ) -> None:
-        super().__init__(runner)
-        self.host, self.port, self.limit, self.make_room = host, port, limit, make_room
-
-    @property
-    def name(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
-    async def start(self) -> None:
-        await super().start()
-        server = self._runner.server
-        assert server is not None
-
-        def connect() -> asyncio.BaseProtocol:
-            if len(server.connections) >= self.limit and not self.make_room(server.connections):
-                return _Busy()
-            return server()
-
-        loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(connect, self.host, self.port, backlog=128)
-        self.port = self._server.sockets[0].getsockname()[1]
