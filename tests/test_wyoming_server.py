@@ -306,3 +306,22 @@ def test_a_transcription_left_unfinished_ends_its_worker_and_frees_the_recognize
     for worker in workers:
         worker.join(timeout=10)
     assert not any(w.is_alive() for w in workers)
+
+
+@pytest.mark.parametrize("chunk", [4096, 10])  # the header whole in one chunk, or in pieces
+def test_a_wav_file_sent_as_it_is_is_heard_as_its_samples(server, shared_dir, chunk):
+    """Home Assistant's STT API passes a WAV body on as the audio: its header is read (its
+    format used), never heard as 44 bytes of sound shifting every sample after it."""
+    path = shared_dir / "audio" / "ko-read" / "zeroth_104_003_0374.wav"  # 산책, or 선택
+    with wave.open(str(path)) as w:
+        pcm = w.readframes(w.getnframes())
+    plain = talk(
+        server, [Transcribe(language="ko"), *audio_events(pcm, 16000, 2, 1)], ("transcript",)
+    )
+    as_file = audio_events(path.read_bytes(), 16000, 2, 1, chunk=chunk)
+    got = talk(server, [Transcribe(language="ko"), *as_file], ("transcript",))
+    assert Transcript.from_event(got[-1]).text == Transcript.from_event(plain[-1]).text
+    heard_as_sound = b"RIFX" + path.read_bytes()[4:]  # what it was before the header was read
+    shifted = talk(server, [Transcribe(language="ko"), *audio_events(heard_as_sound, 16000, 2, 1)],
+                   ("transcript",))  # fmt: skip
+    assert Transcript.from_event(shifted[-1]).text != Transcript.from_event(plain[-1]).text

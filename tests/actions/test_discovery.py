@@ -229,3 +229,14 @@ def test_a_spoken_volume_change_is_the_volume_entitys_state(tmp_path, mosquitto,
     seen, state = on_a_discovery_daemon(tmp_path, mosquitto, monkeypatch, "nook", steps)
     assert seen == {"sori/nook/volume": "50", "sori/nook/mute": "ON"}  # what HA reads on start
     assert json.loads(state.read_text())["level"] == 50
+
+
+def test_the_speakers_mute_and_volume_are_shown_from_the_start(tmp_path, mosquitto, monkeypatch):
+    """Home Assistant shows the mixer as it is (40 %, not muted) before any change, not
+    "unknown"."""
+
+    async def steps(daemon, sub):
+        await asyncio.to_thread(wait_for, sub, "sori/hall/mute", "OFF")
+        await asyncio.to_thread(wait_for, sub, "sori/hall/volume", "40")
+
+    on_a_discovery_daemon(tmp_path, mosquitto, monkeypatch, "hall", steps)

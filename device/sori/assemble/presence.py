@@ -8,12 +8,14 @@ and HA's mute and volume commands act on the speaker through the registry like a
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 
 from sori.acting.actions import ActionRegistry
 from sori.acting.actions.discovery import MqttPresence
 from sori.acting.actions.speaker import speaker_states
 from sori.core.config import Config
+from sori.core.errors import SoriError
 from sori.core.events import (
     ActionFinished,
     Event,
@@ -23,6 +25,8 @@ from sori.core.events import (
     WakeDetected,
 )
 from sori.serving.daemon import Daemon
+
+log = logging.getLogger(__name__)
 
 
 def attach_presence(config: Config, daemon: Daemon, registry: ActionRegistry) -> None:
@@ -54,7 +58,7 @@ def attach_presence(config: Config, daemon: Daemon, registry: ActionRegistry) ->
 
     presence = MqttPresence(
         m.url, m.node_id, m.discovery_prefix, "Sori", m.username,
-        os.environ.get(m.password_env, ""), on_command,
+        os.environ.get(m.password_env, ""), on_command, m.discovery_format == "entity",
     )  # fmt: skip
 
     quiet: asyncio.TimerHandle | None = None
@@ -84,11 +88,28 @@ def attach_presence(config: Config, daemon: Daemon, registry: ActionRegistry) ->
             for what, value in speaker_states(event.detail).items():  # "볼륨 50으로"
                 presence.state(what, value)
 
+    async def show_the_mixer() -> None:
+        """The speaker's mute and volume as they are at start, so Home Assistant shows
+        them rather than "unknown" until the first change."""
+        speaker = registry.handlers.get("speaker")
+        mixer = getattr(speaker, "mixer", None)
+        if mixer is None:
+            return
+        try:
+            volume, muted = await mixer.read()
+        except SoriError as exc:
+            log.info("MQTT discovery: the speaker's mixer cannot be read: %s", exc)
+            return
+        presence.state("mute", "ON" if muted else "OFF")
+        presence.state("volume", str(volume))
+
     def start() -> None:
         nonlocal loop
         loop = asyncio.get_running_loop()
         presence.start()
         presence.state("listening", "OFF")
+        reading = loop.create_task(show_the_mixer())
+        daemon.closers.append(lambda: _cancelled(reading))
 
     async def close() -> None:
         await asyncio.to_thread(presence.close)
@@ -96,3 +117,7 @@ def attach_presence(config: Config, daemon: Daemon, registry: ActionRegistry) ->
     daemon.listeners.append(heard)
     daemon.starters.append(start)
     daemon.closers.append(close)
+
+
+async def _cancelled(task: asyncio.Task) -> None:
+    task.cancel()

@@ -52,8 +52,13 @@ class MqttPresence:
         username: str = "",
         password: str = "",
         on_command: Callable[[str, str], None] | None = None,
+        per_entity: bool = False,
     ) -> None:
         mqtt = import_paho()
+        self.per_entity = per_entity
+        """Announce each entity on its own topic (`entity_configs`), as Home Assistant
+        before device-based discovery understands it (2024.3 ignores the device topic);
+        nothing is migrated or cleared but the device topic."""
         self.host, self.port, tls = parse_url(url)
         self.url, self.node_id, self.prefix, self.name = url, node_id, prefix, name
         self.on_command = on_command
@@ -127,6 +132,26 @@ class MqttPresence:
             "qos": 1,
         }  # fmt: skip
 
+    def entity_configs(self) -> dict[str, dict[str, Any]]:
+        """Per-entity discovery: `<prefix>/<platform>/<node_id>/<object_id>/config` → that
+        entity's config, with the device, origin and availability of `config()`. Every
+        Home Assistant with MQTT discovery understands these; the unique ids are those of
+        the device config, so HA keeps the same entities either way."""
+        config = self.config()
+        shared = {
+            "device": config["dev"],
+            "origin": config["o"],
+            "availability_topic": config["availability_topic"],
+            "qos": config["qos"],
+        }
+        return {
+            f"{self.prefix}/{c['p']}/{self.node_id}/{object_id}/config": {
+                **{k: v for k, v in c.items() if k != "p"},
+                **shared,
+            }
+            for object_id, c in config["cmps"].items()
+        }
+
     def start(self) -> None:
         """Connect in the background (and again after a loss); idempotent."""
         if not self._started:
@@ -138,12 +163,17 @@ class MqttPresence:
         if reason_code.is_failure:
             log.warning("MQTT discovery: %s refused the connection: %s", self.url, reason_code)
             return
-        for old in self.old_topics:  # HA keeps the old entities' ids: migrated, not removed
-            client.publish(old, json.dumps({"migrate_discovery": True}), qos=1)
-        config = json.dumps(self.config(), ensure_ascii=False)
-        client.publish(self.config_topic, config, qos=1, retain=True)
-        for old in self.old_topics:
-            client.publish(old, b"", qos=1, retain=True)
+        if self.per_entity:
+            client.publish(self.config_topic, b"", qos=1, retain=True)  # no device config too
+            for topic, entity in self.entity_configs().items():
+                client.publish(topic, json.dumps(entity, ensure_ascii=False), qos=1, retain=True)
+        else:
+            for old in self.old_topics:  # HA keeps the old entities' ids: migrated, not removed
+                client.publish(old, json.dumps({"migrate_discovery": True}), qos=1)
+            config = json.dumps(self.config(), ensure_ascii=False)
+            client.publish(self.config_topic, config, qos=1, retain=True)
+            for old in self.old_topics:
+                client.publish(old, b"", qos=1, retain=True)
         client.publish(self.availability, ONLINE, qos=1, retain=True)
         client.subscribe([(f"{self.base}/mute/set", 1), (f"{self.base}/volume/set", 1)])
         log.info("MQTT discovery: Sori published to %s under %s/", self.url, self.prefix)

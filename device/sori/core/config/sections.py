@@ -449,6 +449,10 @@ class MqttConfig:
     (online, offline as the last will)."""
     discovery_prefix: str = "homeassistant"
     """Home Assistant's discovery prefix (its MQTT integration's setting)."""
+    discovery_format: str = ranged("device", choices=("device", "entity"))
+    """How the speaker is announced: "device", one config for the whole device (Home
+    Assistant 2024.11 and later), or "entity", one config per entity, which every Home
+    Assistant with MQTT discovery understands (2024.3 ignores a device config)."""
     node_id: str = "sori"
     """This speaker's id in discovery and state topics (sori/<node_id>/...); one per speaker."""
 

@@ -228,6 +228,10 @@ def check_format(rate_hz: int, width: int, channels: int) -> None:
         )
 
 
+MAX_WAV_HEADER_BYTES = 64 * 1024
+"""Most bytes a WAV header may take before its audio (a few metadata chunks)."""
+
+
 class AudioIn:
     """One audio stream from the client, as 20 ms frames of 16 kHz mono s16le: streamed
     through as it comes when the client sends that format, else gathered and converted
@@ -245,37 +249,94 @@ class AudioIn:
         """`endless`: a stream with no end in view (`detect`: a satellite's microphone),
         not limited to `MAX_UTTERANCE_S` when it comes in the pipeline's format (nothing is
         held back then)."""
-        check_format(rate_hz, width, channels)
-        self.rate_hz = rate_hz
-        self.width = width
-        self.channels = channels
+        self.declared = (rate_hz, width, channels)
+        """audio-start's format, which every audio-chunk must state."""
+        self.endless = endless
         self.max_bytes = max_bytes
-        self.native = (rate_hz, width, channels) == (RATE_HZ, 2, 1)
-        self.limited = not (endless and self.native)
+        self._use(rate_hz, width, channels)
         self._held = bytearray()
         self._bytes = 0
+        self._opening: bytearray | None = bytearray()
+        """The stream's first bytes while they may still be a WAV file's header; None
+        once the audio itself flows."""
+
+    def _use(self, rate_hz: int, width: int, channels: int) -> None:
+        """The format the stream's bytes are in."""
+        check_format(rate_hz, width, channels)
+        self.rate_hz, self.width, self.channels = rate_hz, width, channels
+        self.native = (rate_hz, width, channels) == (RATE_HZ, 2, 1)
+        self.limited = not (self.endless and self.native)
 
     def push(self, chunk: Any) -> list[bytes]:
         """An audio-chunk in; whole frames ready for the recognizer out."""
-        if (chunk.rate, chunk.width, chunk.channels) != (self.rate_hz, self.width, self.channels):
+        if (chunk.rate, chunk.width, chunk.channels) != self.declared:
+            rate, width, channels = self.declared
             raise AudioError(
                 f"audio-chunk format {chunk.rate} Hz/{chunk.width} B/{chunk.channels} ch "
-                f"differs from audio-start's {self.rate_hz}/{self.width}/{self.channels}"
+                f"differs from audio-start's {rate}/{width}/{channels}"
             )
-        self._bytes += len(chunk.audio)
+        audio = chunk.audio if self._opening is None else self._past_header(chunk.audio)
+        self._bytes += len(audio)
         most = MAX_UTTERANCE_S * self.rate_hz * self.width * self.channels
         if self.limited and self._bytes > most:
             raise AudioError(f"more than {MAX_UTTERANCE_S} s of audio in one request")
-        if len(self._held) + len(chunk.audio) > self.max_bytes:
+        if len(self._held) + len(audio) > self.max_bytes:
             raise AudioError(
                 f"more than {self.max_bytes / MiB:g} MiB of audio held for one request; "
                 f"{SEND_THIS} (streamed, nothing held), or less of it"
             )
-        self._held += chunk.audio
+        self._held += audio
         return self._frames() if self.native else []
+
+    def _past_header(self, data: bytes) -> bytes:
+        """`data` after a WAV file's header, when the stream opens with one (Home
+        Assistant's speech-to-text API passes a WAV body on as it is: heard as sound, its
+        44 bytes would shift every sample after them); the header's `fmt ` says what the
+        bytes are. b"" while the header is not whole yet; `data` itself when the stream
+        opens with plain samples."""
+        assert self._opening is not None
+        opening = self._opening + data
+        if len(opening) < 12:
+            self._opening = opening
+            return b""
+        if opening[:4] != b"RIFF" or opening[8:12] != b"WAVE":
+            self._opening = None
+            return bytes(opening)
+        at = 12
+        while at + 8 <= len(opening):
+            kind, size = (
+                bytes(opening[at : at + 4]),
+                int.from_bytes(opening[at + 4 : at + 8], "little"),
+            )
+            if kind == b"data":  # its size may be a streaming writer's 0 or 2**32 - 1
+                self._opening = None
+                return bytes(opening[at + 8 :])
+            if kind == b"fmt " and at + 24 <= len(opening):
+                self._wav_format(bytes(opening[at + 8 : at + 24]))
+            elif kind == b"fmt ":
+                break  # the rest of it comes with the next chunk
+            at += 8 + size + (size & 1)
+        if len(opening) > MAX_WAV_HEADER_BYTES:
+            raise AudioError(
+                f"a WAV header without its audio in the first {MAX_WAV_HEADER_BYTES} bytes; "
+                f"{SEND_THIS}"
+            )
+        self._opening = opening
+        return b""
+
+    def _wav_format(self, fmt: bytes) -> None:
+        tag, channels, rate_hz = int.from_bytes(fmt[0:2], "little"), int.from_bytes(
+            fmt[2:4], "little"), int.from_bytes(fmt[4:8], "little")  # fmt: skip
+        bits = int.from_bytes(fmt[14:16], "little")
+        if tag not in (1, 0xFFFE) or bits % 8:
+            raise AudioError(f"a WAV file of format {tag} ({bits}-bit); {SEND_THIS}")
+        self._use(rate_hz, bits // 8, channels)
 
     def end(self) -> list[bytes]:
         """The stream ended: what is left, the last frame padded with silence."""
+        opening, self._opening = self._opening, None
+        if opening and not opening.startswith(b"RIFF"):  # a few samples, never a header
+            self._held += opening
         if not self.native:
             x = decode_raw(bytes(self._held), WIDTH_FORMATS[self.width], self.rate_hz,
                            self.channels)  # fmt: skip
