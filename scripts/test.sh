@@ -8,4 +8,5 @@ bash scripts/install.sh --test
 # One worker per core, at most 4 (each loads its own models); a test file stays on one
 # worker, so its module fixtures load once. SORI_TEST_WORKERS=0 runs in this process.
 workers="${SORI_TEST_WORKERS:-$(( $(nproc) < 4 ? $(nproc) : 4 ))}"
-exec .venv/bin/python -m pytest -n "$workers" --dist loadfile "$@"
+# tests/real_ha runs apart, against a real Home Assistant: scripts/test_real_ha.sh.
+exec .venv/bin/python -m pytest -n "$workers" --dist loadfile --ignore=tests/real_ha "$@"
