@@ -5,7 +5,8 @@ after start-up; CPU real-time factor of the whole hearing pipeline.
     .venv/bin/python scripts/bench_noise.py                        # everything (slow)
     .venv/bin/python scripts/bench_noise.py --clips 4 --modes both --json out.json
     .venv/bin/python scripts/bench_noise.py --clips 4 --denoise deepfilter   # the front-end
-    .venv/bin/python scripts/bench_noise.py --clips 4 --denoise auto   # noisy rooms only
+    .venv/bin/python scripts/bench_noise.py --clips 4 --denoise auto   # when it helps
+    .venv/bin/python scripts/bench_noise.py --clips 4 --denoise rnnoise   # or webrtc: lighter
 
 Every clip goes through the whole pipeline as `sori replay` runs it (VAD, streaming
 speech-to-text, early commit against the presets of the example home in
@@ -21,8 +22,8 @@ up as at start-up (`--warm-up-s`, default the config's `stt.warm_up_s`).
   against the median of the other clean clips: commit latency when there was a commit,
   otherwise final latency (final result minus end of speech), and the clip's RTF.
 - CPU RTF: process CPU time (all threads) of replaying a clip over its duration.
-- Denoised (`--denoise auto`): how many utterances were heard denoised, of all; the JSON
-  has each one's room level (`room_dbfs`).
+- Denoised (`--denoise auto`, with `--engine`): how many utterances were heard denoised,
+  of all; the JSON has each one's SNR estimate (`snr_db`; sori.hearing.audio.denoise_decision).
 
 Noise is mixed deterministically (seed per clip and condition) with sori.hearing.audio.augment;
 babble for a clip is made of the other clips. Nothing is stored.
@@ -46,10 +47,12 @@ sys.path.insert(0, str(REPO / "device"))
 import numpy as np  # noqa: E402
 
 from sori.acting.actions.registry import DEVICE_INTENTS  # noqa: E402
+from sori.assemble import hearing as assemble_hearing  # noqa: E402
 from sori.assemble.hearing import build_recognizer  # noqa: E402
 from sori.assemble.understanding import home_from_config, presets_from_config  # noqa: E402
 from sori.core.config import load_config  # noqa: E402
 from sori.hearing.audio.augment import babble, make_noise, mix_at_snr, to_pcm16  # noqa: E402
+from sori.hearing.audio.denoise_decision import POOL  # noqa: E402
 from sori.hearing.audio.ring import FrameChunker  # noqa: E402
 from sori.hearing.audio.sources import read_file  # noqa: E402
 from sori.testing.fakes import character_errors  # noqa: E402
@@ -116,6 +119,31 @@ def replay_clip(name: str, pcm: bytes, config, recognizer, presets) -> dict:
     }
 
 
+DECISIONS: list = []
+"""Every utterance's "auto" decision in this run, in order (`recorded_auto_denoise`)."""
+
+
+def recorded_auto_denoise(config):  # noqa: ANN001, ANN201
+    """sori.assemble.hearing.auto_denoise, each pipeline's decisions also kept in
+    DECISIONS (a replay builds its pipeline inside replay_source)."""
+    decision = AUTO_DENOISE(config)
+    if decision is not None:
+        decision.decisions = _Shared()
+    return decision
+
+
+class _Shared(list):
+    """A pipeline's decision list that also appends to DECISIONS."""
+
+    def append(self, item) -> None:  # noqa: ANN001
+        super().append(item)
+        DECISIONS.append(item)
+
+
+AUTO_DENOISE = assemble_hearing.auto_denoise
+assemble_hearing.auto_denoise = recorded_auto_denoise
+
+
 def bench_mode(mode: str, data, config, presets, conditions, warm_up_s: float) -> dict:
     stt = dataclasses.replace(
         config.stt,
@@ -124,9 +152,9 @@ def bench_mode(mode: str, data, config, presets, conditions, warm_up_s: float) -
     )
     config = dataclasses.replace(config, stt=stt)
     started = time.perf_counter()
-    recognizer = build_recognizer(
-        config.stt, presets.phrases(), config.audio, config.vad.pre_roll_ms
-    )
+    recognizer = build_recognizer(config.stt, presets.phrases())
+    if config.audio.denoise == "auto":
+        POOL.warm(config.audio.denoise_engine)  # loaded before the first clip, as at start-up
     built_s = time.perf_counter() - started
     rows = []
     clean_runs = []
@@ -134,7 +162,7 @@ def bench_mode(mode: str, data, config, presets, conditions, warm_up_s: float) -
         errors = chars = actions = 0
         intents: list[str] = []
         cpu = []
-        decided = len(getattr(recognizer, "decisions", ()))
+        decided = len(DECISIONS)
         for i, (name, transcript, speech) in enumerate(data):
             pcm = to_pcm16(speech) if noise is None else noisy(data, i, noise, snr)
             run = replay_clip(name, pcm, config, recognizer, presets)
@@ -154,11 +182,11 @@ def bench_mode(mode: str, data, config, presets, conditions, warm_up_s: float) -
                 "cpu_rtf": round(statistics.fmean(cpu), 3),
             }
         )
-        # audio.denoise = "auto": (room level, denoised) of each utterance of this condition
-        decisions = getattr(recognizer, "decisions", [])[decided:]
-        denoised = f"{sum(d for _, d in decisions)}/{len(decisions)}" if decisions else "-"
+        # audio.denoise = "auto": the decision on each utterance of this condition
+        decisions = DECISIONS[decided:]
+        denoised = f"{sum(d.denoised for d in decisions)}/{len(decisions)}" if decisions else "-"
         rows[-1]["denoised"] = denoised
-        rows[-1]["room_dbfs"] = [round(level, 1) for level, _ in decisions]
+        rows[-1]["snr_db"] = [round(d.estimate.snr_db, 1) for d in decisions if d.estimate]
         print(
             f"| {mode} | {label} | {rows[-1]['cer']:.3f} | {actions} | {len(intents)} "
             f"| {rows[-1]['cpu_rtf']:.2f} | {denoised} |",
@@ -194,14 +222,21 @@ def main() -> int:
     parser.add_argument(
         "--denoise",
         default="off",
-        choices=("off", "deepfilter", "auto"),
-        help='audio.denoise: "off", "deepfilter" (DeepFilterNet3) or "auto" (noisy rooms only)',
+        choices=("off", "deepfilter", "rnnoise", "webrtc", "auto"),
+        help='audio.denoise: "off", a denoiser for everything, or "auto" (when it helps)',
+    )
+    parser.add_argument(
+        "--engine",
+        default="deepfilter",
+        choices=("deepfilter", "rnnoise", "webrtc"),
+        help='audio.denoise_engine: the denoiser "auto" runs',
     )
     parser.add_argument("--json", metavar="F", help="also write the figures here")
     args = parser.parse_args()
     config = load_config(str(REPO / "device" / "sori.example.toml"))
     config = dataclasses.replace(
-        config, audio=dataclasses.replace(config.audio, denoise=args.denoise)
+        config,
+        audio=dataclasses.replace(config.audio, denoise=args.denoise, denoise_engine=args.engine),
     )
     presets = presets_from_config(config.intents, home_from_config(config.home))
     data = clips(args.clips_dir)[: args.clips or None]
@@ -211,7 +246,7 @@ def main() -> int:
             parser.error(f"--noises: {noise!r} is not one of {', '.join(NOISES)}")
         conditions += [(f"{noise} {s} dB", noise, float(s)) for s in args.snrs.split(",")]
     warm = config.stt.warm_up_s if args.warm_up_s is None else args.warm_up_s
-    print(f"{len(data)} clips, warm-up {warm:.1f} s, denoise {args.denoise}")
+    print(f"{len(data)} clips, warm-up {warm:.1f} s, denoise {args.denoise} ({args.engine})")
     print("| mode | condition | CER | device actions | intents | CPU RTF | denoised |")
     print("|---|---|---|---|---|---|---|")
     results = {"clips": len(data), "modes": []}

@@ -113,7 +113,7 @@ def test_the_spotter_stops_once_the_longest_phrase_could_have_ended(clips, detec
     before it) hears LEAD_S and the longest phrase said slowly, then nothing more."""
     from sori.hearing.wake.phrase import LEAD_S, SYLLABLE_S, TAIL_S
 
-    phrase = getattr(detector, "inner", detector)  # under wake.denoise = "auto"
+    phrase = detector
     assert phrase.spot_s == pytest.approx(LEAD_S + len("생명력이") * SYLLABLE_S + TAIL_S)
     with wave.open(str(clips["zeroth_104_003_0193.wav"])) as w:
         pcm = w.readframes(w.getnframes())  # 8.8 s, opening with no phrase of these
@@ -192,14 +192,23 @@ def test_sori_wake_with_no_readable_file_exits_2_before_the_model_loads(tmp_path
 
 
 def test_wake_denoise_auto_hears_a_phrase_white_noise_masks_for_the_raw_detector(
-    clips, config, tmp_path
+    clips, config, tmp_path, monkeypatch
 ):
     """wake.denoise = "auto": the clip that opens with 육십, in white noise at 15 dB SNR (a
-    fan), is missed by the detector hearing it raw and found, where it is said, by the one
-    hearing it denoised; the clean clip (a quiet room) is heard raw and found too."""
+    fan), is missed by the detector hearing it raw and found, where it is said, when the
+    pipeline's one decision (audio.denoise = "auto") denoises it; the clean clip (a clear
+    voice) is heard raw and found too."""
+    from sori.assemble import hearing
     from sori.assemble.wake import build_wake_detector
-    from sori.hearing.wake.denoised import AutoDenoisedWake
 
+    made = []
+    built = hearing.auto_denoise
+
+    def recorded(config):  # noqa: ANN001, ANN202
+        made.append(built(config))
+        return made[-1]
+
+    monkeypatch.setattr(hearing, "auto_denoise", recorded)
     clean = clips["zeroth_104_003_0526.wav"]
     with wave.open(str(clean)) as w:
         speech = np.frombuffer(w.readframes(w.getnframes()), np.int16).astype(np.float32)
@@ -209,14 +218,15 @@ def test_wake_denoise_auto_hears_a_phrase_white_noise_masks_for_the_raw_detector
     heard = {}
     for mode in ("off", "auto"):
         wake = replace(config.wake, phrases=["육십", DEFAULT], denoise=mode)
-        detector = build_wake_detector(replace(config, wake=wake))
-        heard[mode] = scan(noisy, config, detector)
-    assert heard["off"] == []
+        listening = replace(config, wake=wake)
+        detector = build_wake_detector(listening)
+        heard[mode] = scan(noisy, listening, detector)
+    assert heard["off"] == [] and not made[0].decisions  # "off": raw, nothing decided
     assert [r["phrase"] for r in heard["auto"]] == ["육십"]
     assert 0.3 < heard["auto"][0]["start_s"] < heard["auto"][0]["end_s"] < 2.0
-    assert isinstance(detector, AutoDenoisedWake) and detector.room.decisions[-1][1]
-    assert [r["phrase"] for r in scan(clean, config, detector)] == ["육십"]
-    assert not detector.room.decisions[-1][1]  # quiet: raw
+    assert made[1].decisions[0].denoised
+    assert [r["phrase"] for r in scan(clean, listening, detector)] == ["육십"]
+    assert not made[2].decisions[0].denoised  # a clear voice: raw
 
 
 @pytest.fixture(scope="module")

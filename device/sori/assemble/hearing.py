@@ -1,20 +1,24 @@
-"""Build the hearing pipeline from the config: echo cancellation, voice detector,
-recognizer, denoising and early commit. `sori replay` and the daemon both use it, so they
-run the same pipeline."""
+"""Build the hearing pipeline from the config: a microphone array's front end, echo
+cancellation, voice detector, recognizer, denoising and early commit. `sori replay` and
+the daemon both use it, so they run the same pipeline."""
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from typing import Any
 
 from sori.core.clock import Clock
 from sori.core.config import AudioConfig, Config, SttConfig
-from sori.core.errors import ConfigError
+from sori.core.errors import AudioError, ConfigError
 from sori.core.events import Event
+from sori.hearing.audio.array import array_geometry
 from sori.hearing.audio.denoise import build_denoiser, check_denoise, denoised
+from sori.hearing.audio.denoise_decision import DenoiseDecision
 from sori.hearing.audio.echo_cancel import cancel_echo
-from sori.hearing.audio.format import FRAME_MS_CHOICES, AudioFrame
+from sori.hearing.audio.format import FRAME_MS_CHOICES, AudioFrame, ChannelFrame
+from sori.hearing.audio.front_end import ArrayFrontEnd, Dereverberator, array_frames, dereverbed
 from sori.hearing.audio.played import PlayedAudio
 from sori.hearing.committing import CommitSettings
 from sori.hearing.pacing import hear
@@ -28,13 +32,9 @@ log = logging.getLogger(__name__)
 BACKENDS = ("vosk", "sherpa")
 
 
-def build_recognizer(
-    stt: SttConfig, phrases: list[str], audio: AudioConfig | None = None, measure_ms: int = 300
-) -> SpeechRecognizer:
+def build_recognizer(stt: SttConfig, phrases: list[str]) -> SpeechRecognizer:
     """The configured speech-to-text backend, its model loaded, biased towards `phrases`,
-    and warmed up (`stt.warm_up_s`), so that the first utterance is not the slow one. With
-    `audio.denoise = "auto"`, wrapped so that each utterance in a noisy room is denoised,
-    the room measured on the first `measure_ms` of it (the VAD's pre-roll)."""
+    and warmed up (`stt.warm_up_s`), so that the first utterance is not the slow one."""
     recognizer = _load_recognizer(stt, phrases)
     if stt.warm_up_s > 0:
         done = warm_up(recognizer, stt.warm_up_s)
@@ -44,8 +44,6 @@ def build_recognizer(
             done.audio_s,
             done.took_s,
         )
-    if audio is not None and check_denoise(audio.denoise) == "auto":
-        return _auto_denoised(recognizer, audio, measure_ms)
     return recognizer
 
 
@@ -54,32 +52,42 @@ def hearing_recognizer(config: Config, understanding: Any) -> SpeechRecognizer:
     test`, the doctor's self-test, Wyoming clients), biased towards `understanding`'s
     phrases (blocking: the model loads here)."""
     phrases = understanding.phrases(config.stt.phrases.max_phrases)
-    return build_recognizer(config.stt, phrases, config.audio, config.vad.pre_roll_ms)
+    warm_auto_denoiser(config.audio)
+    return build_recognizer(config.stt, phrases)
 
 
 def second_recognizer(recognizer: SpeechRecognizer) -> SpeechRecognizer:
     """A recognizer for a second audio stream heard at the same time as `recognizer`'s
     (the Wyoming server's clients beside the microphone), on the same loaded model: the
     backend's `twin()` where its decoders serve one stream at a time (vosk), else the same
-    recognizer (its streams are independent). Without the room's denoising: a client's
-    audio is not the room's."""
-    inner = getattr(recognizer, "inner", recognizer)  # AutoDenoised wraps the backend
-    twin = getattr(inner, "twin", None)
-    return twin() if twin is not None else inner
+    recognizer (its streams are independent)."""
+    twin = getattr(recognizer, "twin", None)
+    return twin() if twin is not None else recognizer
 
 
-def _auto_denoised(
-    recognizer: SpeechRecognizer, audio: AudioConfig, measure_ms: int
-) -> SpeechRecognizer:
-    """`audio.denoise = "auto"`: the denoiser loaded and run once (its first frames are
-    the slow ones), or, when it cannot load, the recognizer as it is and one log line."""
-    from sori.hearing.audio.denoise import warm_denoiser
-    from sori.hearing.stt.denoised import AutoDenoised
+def warm_auto_denoiser(audio: AudioConfig) -> None:
+    """`audio.denoise = "auto"`: load the denoiser it runs on a background thread, while
+    the recognizer loads, so that neither start-up nor the first noisy utterance waits for
+    it (sori.hearing.audio.denoise_decision.POOL; it logs one line if it cannot load)."""
+    if check_denoise(audio.denoise) != "auto":
+        return
+    from sori.hearing.audio.denoise_decision import POOL
 
-    denoiser = warm_denoiser("audio.denoise")
-    if denoiser is None:
-        return recognizer
-    return AutoDenoised(recognizer, denoiser, audio.denoise_above_dbfs, measure_ms)
+    threading.Thread(
+        target=POOL.warm, args=(audio.denoise_engine,), name="denoise-warm", daemon=True
+    ).start()
+
+
+def auto_denoise(config: Config) -> DenoiseDecision | None:
+    """`audio.denoise = "auto"`: one pipeline's decision, per utterance, whether it is heard
+    denoised (the recognizer and the wake detector alike); None for any other choice."""
+    if check_denoise(config.audio.denoise) != "auto":
+        return None
+    return DenoiseDecision(
+        config.audio.denoise_engine,
+        config.audio.denoise_above_dbfs,
+        with_wake=config.wake.denoise == "auto",
+    )
 
 
 def _load_recognizer(stt: SttConfig, phrases: list[str]) -> SpeechRecognizer:
@@ -122,18 +130,74 @@ def _load_recognizer(stt: SttConfig, phrases: list[str]) -> SpeechRecognizer:
 
 def front_end(
     config: Config,
-    frames: Iterable[AudioFrame],
+    frames: Iterable[AudioFrame] | Iterable[ChannelFrame],
     played: PlayedAudio | None = None,
     origin_ns: int = 0,
+    array: ArrayFrontEnd | None = None,
 ) -> Iterator[AudioFrame]:
     """`frames` (a stream from clock time `origin_ns`) as the pipeline hears them: without
     Sori's own voice, when `played` records what its speaker plays into the room and
-    `audio.echo_cancel` is "auto" (sori.hearing.audio.echo_cancel); then through the speech
+    `audio.echo_cancel` is "auto" (sori.hearing.audio.echo_cancel), dereverberated when
+    `audio.dereverb` says so; with an `array` (`build_array`), `frames` are its channels,
+    cancelled and dereverberated each, then beamed into one. Then through the speech
     enhancement `audio.denoise` names (a fresh one per audio stream), or as they are
-    ("off", and "auto", whose VAD hears the raw microphone: see sori.hearing.stt.denoised)."""
-    if played is not None and config.audio.echo_cancel == "auto":
-        frames = cancel_echo(frames, played, origin_ns)
-    return denoised(frames, build_denoiser(config.audio.denoise))
+    ("off", and "auto", whose VAD hears the raw microphone: sori.hearing.audio.denoise_decision)."""
+    audio = config.audio
+    if played is not None and audio.echo_cancel != "auto":
+        played = None
+    if array is not None:
+        dereverb = build_dereverb(audio.dereverb, array.geometry.channels)
+        mono = array_frames(frames, array, played, origin_ns, dereverb)  # type: ignore[arg-type]
+    else:
+        mono = frames  # type: ignore[assignment]
+        if played is not None:
+            mono = cancel_echo(mono, played, origin_ns)
+        dereverb = build_dereverb(audio.dereverb, 1)
+        if dereverb is not None:
+            mono = dereverbed(mono, dereverb)
+    return denoised(mono, build_denoiser(audio.denoise))
+
+
+def build_array(config: Config) -> ArrayFrontEnd | None:
+    """The array's front end for one audio stream (`audio.channels` > 1), its geometry
+    checked against the channel count; None with one microphone."""
+    audio = config.audio
+    if audio.channels == 1:
+        return None
+    geometry = array_geometry(audio.array.geometry, audio.array.mic_positions_m)
+    if geometry.channels != audio.channels:
+        raise ConfigError(
+            f"audio.channels is {audio.channels} but [audio.array] places "
+            f"{geometry.channels} microphones; they must match (one channel per microphone)"
+        )
+    return ArrayFrontEnd(geometry, audio.array.beamform)
+
+
+def build_dereverb(dereverb: str, channels: int) -> Dereverberator | None:
+    """The dereverberator `audio.dereverb` names, for `channels` channels; None for "off"."""
+    if dereverb == "off":
+        return None
+    if dereverb == "wpe":
+        from sori.hearing.audio.dereverb import OnlineWpe
+
+        return OnlineWpe(channels)
+    raise ConfigError(f"audio.dereverb must be off or wpe, got {dereverb!r}")
+
+
+def source_frames(source: Any, config: Config) -> Iterable[AudioFrame] | Iterable[ChannelFrame]:
+    """What `source` yields for the front end: its pipeline frames with one microphone,
+    each microphone's channel with an array; an AudioError for a source that has no
+    channels to give (raw PCM on stdin, a test fixture)."""
+    channels = config.audio.channels
+    if channels == 1:
+        return source.frames()
+    channel_frames = getattr(source, "channel_frames", None)
+    if channel_frames is None:
+        raise AudioError(
+            f"{source.name}: audio.channels is {channels} (a microphone array), which "
+            "hears WAV/FLAC files or a microphone with one channel per microphone"
+        )
+    return channel_frames(channels)
 
 
 def endpoint_settings(config: Config) -> EndpointSettings:
@@ -184,10 +248,13 @@ def build_hearing(
     origin_ns: int = 0,
     wake: Any = None,
     gate: Any = None,
+    steering: ArrayFrontEnd | None = None,
 ) -> Hearing:
     """A fresh pipeline (one per audio stream) around an already loaded recognizer (None:
     wake detection only), with a wake detector and the gate that says when an utterance
-    needs it (see `sori.hearing.pipeline.Hearing`)."""
+    needs it (see `sori.hearing.pipeline.Hearing`), and the array's front end the voice
+    detector steers (`build_array`; None with one microphone). Under `audio.denoise =
+    "auto"` it decides per utterance whether its listeners hear it denoised (`auto_denoise`)."""
     return Hearing(
         build_scorer(config),
         recognizer,
@@ -198,6 +265,8 @@ def build_hearing(
         origin_ns=origin_ns,
         wake=wake,
         gate=gate,
+        steering=steering,
+        denoise=auto_denoise(config),
     )
 
 
@@ -218,6 +287,7 @@ def open_hearing(
     seconds, to hand over an utterance Sori did not understand)."""
     from sori.hearing.audio.sources import FileSource, MicSource
 
+    array = build_array(config)  # a wrong geometry is refused before anything loads
     if input_name != "mic":  # a broken file is refused before the recognizer loads
         source = FileSource(input_name, config.audio.frame_ms)
     if recognizer is None:
@@ -228,9 +298,16 @@ def open_hearing(
 
         wake = build_wake_detector(config, recognizer=recognizer)
     if input_name == "mic":  # opened last: audio buffered while models load would be stale
-        source = MicSource(config.audio.device, config.audio.frame_ms).open()
+        source = MicSource(
+            config.audio.device, config.audio.frame_ms, channels=config.audio.channels
+        ).open()
     origin_ns = clock.now_ns()
-    hearing = build_hearing(config, recognizer, understanding, clock, origin_ns, wake, conversation)
-    frames = source.frames() if tap is None else tap(source.frames(), origin_ns)
+    hearing = build_hearing(
+        config, recognizer, understanding, clock, origin_ns, wake, conversation, array
+    )
     played = getattr(conversation, "echo", None)
-    return source, hear(front_end(config, frames, played, origin_ns), hearing)
+    if array is None:
+        frames = source.frames() if tap is None else tap(source.frames(), origin_ns)
+        return source, hear(front_end(config, frames, played, origin_ns), hearing)
+    beamed = front_end(config, source_frames(source, config), played, origin_ns, array)
+    return source, hear(beamed if tap is None else tap(beamed, origin_ns), hearing)

@@ -15,7 +15,6 @@ from sori.serving.conversation.listening import Conversation
 log = logging.getLogger(__name__)
 
 WAKE_BACKENDS = ("phrase", "sherpa-kws")
-WAKE_DENOISE = ("off", "auto")
 
 
 def build_wake_detector(
@@ -42,29 +41,7 @@ def build_wake_detector(
         "wake: listening for %s (%s backend, ready in %.2f s)",
         ", ".join(phrases), detector.name, time.perf_counter() - started,
     )  # fmt: skip
-    return _auto_denoised(config, detector)
-
-
-def _auto_denoised(config: Config, detector: WakeDetector) -> WakeDetector:
-    """`wake.denoise = "auto"`: the detector hears noisy rooms denoised
-    (sori.hearing.wake.denoised), with the same decision as the recognizer's
-    `audio.denoise = "auto"`. As it is when "off", when the whole stream is denoised already
-    (`audio.denoise = "deepfilter"`), or when the denoiser cannot load (one log line)."""
-    from sori.hearing.audio.denoise import check_denoise
-
-    denoise = config.wake.denoise
-    if denoise not in WAKE_DENOISE:
-        raise ConfigError(f"wake.denoise must be one of {', '.join(WAKE_DENOISE)}, got {denoise!r}")
-    if denoise == "off" or check_denoise(config.audio.denoise) == "deepfilter":
-        return detector
-    from sori.hearing.audio.denoise import RoomDenoise, warm_denoiser
-    from sori.hearing.wake.denoised import AutoDenoisedWake
-
-    denoiser = warm_denoiser("wake.denoise")
-    if denoiser is None:
-        return detector
-    room = RoomDenoise(denoiser, config.audio.denoise_above_dbfs, config.vad.pre_roll_ms)
-    return AutoDenoisedWake(detector, room)
+    return detector
 
 
 def _wake_model(path: str, recognizer: Any) -> Any:
@@ -72,7 +49,6 @@ def _wake_model(path: str, recognizer: Any) -> Any:
     loaded with Kaldi's default chunk, else one loaded for wake detection in this process
     (its threshold and phrase ends are calibrated at that chunk; the recognizer's shorter
     chunks move the phrase's end into the command that follows it)."""
-    recognizer = getattr(recognizer, "inner", recognizer)  # AutoDenoised wraps the backend
     if getattr(recognizer, "name", "") == "vosk" and getattr(recognizer, "chunk_ms", 0) == 0:
         return recognizer.model
     return _default_chunk_model(path or None)
@@ -118,7 +94,7 @@ def _sherpa_kws(config: Config, phrases: list[str]) -> WakeDetector:
         "wake: listening for %s (sherpa-kws backend, %s, ready in %.2f s)",
         ", ".join(phrases), files.encoder, time.perf_counter() - started,
     )  # fmt: skip
-    return _auto_denoised(config, detector)
+    return detector
 
 
 def wake_on(config: Config, input_name: str, no_wake: bool = False) -> bool:

@@ -20,6 +20,9 @@ class SpeechStarted:
     """Counts utterances within one stream, from 0."""
     audio_start_ns: int
     """Stream time of the first voiced frame (pre-roll excluded), in nanoseconds."""
+    doa_deg: float | None = None
+    """Direction the talker spoke from, in degrees counter-clockwise from the microphone
+    array's +x axis (sori.hearing.audio.array); None with one microphone."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,6 +246,9 @@ class UtteranceHeard:
     lr_score: float | None = None
     """Score per second of the final transcript, constrained minus free-form decode (see
     `sori.hearing.stt.base.Hypothesis.lr_score`); None when not scored."""
+    doa_deg: float | None = None
+    """Direction the talker spoke from, in degrees counter-clockwise from the microphone
+    array's +x axis, as the beam held it for the utterance; None with one microphone."""
 
 
 @dataclass(frozen=True, slots=True)

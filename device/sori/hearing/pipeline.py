@@ -38,8 +38,9 @@ still closed, and the commit usually comes on the frame that opens it.
 
 from __future__ import annotations
 
+import dataclasses
 import time
-from typing import Any
+from typing import Any, Protocol
 
 from sori.core.clock import Clock
 from sori.core.events import (
@@ -50,6 +51,7 @@ from sori.core.events import (
     TranscriptPartial,
     UtteranceHeard,
 )
+from sori.hearing.audio.denoise_decision import DECISION_SPEECH_MS, DenoiseDecision
 from sori.hearing.audio.format import AudioFrame
 from sori.hearing.audio.ring import FrameRing
 from sori.hearing.committing import CommitSettings, Committer, Turn, Understanding
@@ -60,6 +62,18 @@ from sori.hearing.wake.base import WakeDetector
 from sori.hearing.wake_gate import Gate, WakeGate
 
 MS = 1_000_000
+
+
+class Steering(Protocol):
+    """A microphone array's beam, which the voice detector steers
+    (sori.hearing.audio.front_end.ArrayFrontEnd)."""
+
+    direction_deg: float | None
+    """Direction of the current utterance's talker, in degrees; None before any."""
+
+    def heard(self, voiced: bool, in_speech: bool) -> None:
+        """The detector's verdict on the frame just scored."""
+        ...
 
 
 class Hearing:
@@ -83,11 +97,18 @@ class Hearing:
         origin_ns: int = 0,
         wake: WakeDetector | None = None,
         gate: Gate | None = None,
+        steering: Steering | None = None,
+        denoise: DenoiseDecision | None = None,
     ) -> None:
         self.recognizer = recognizer
+        self.steering = steering
+        """The array's beam, told what the voice detector hears; None with one microphone."""
         """None: wake detection only (`sori wake`)."""
         self.wake = WakeGate(gate, wake, clock, origin_ns)
         """Mute and the wake phrase: which utterances the recognizer hears."""
+        self.denoise = denoise
+        """`audio.denoise = "auto"`: each utterance heard raw or denoised, one decision for
+        the recognizer and the wake detector (sori.hearing.audio.denoise_decision)."""
         self.commits = Committer(understanding, commit or CommitSettings(), clock)
         """Which intent each turn's words commit to, and when."""
         self.clock = clock
@@ -99,6 +120,9 @@ class Hearing:
             self.endpoint.pre_roll_ms + self.endpoint.start_ms, self.endpoint.frame_ms
         )
         self._turn: Turn | None = None
+        self._deciding: tuple[SpeechStarted, list[AudioFrame], int] | None = None
+        """An utterance begun whose denoise decision waits for `DECISION_SPEECH_MS` of its
+        speech: its start, its frames so far (raw), and how many of them the ring held."""
 
     @property
     def in_speech(self) -> bool:
@@ -117,16 +141,27 @@ class Hearing:
         started = time.perf_counter_ns()
         boundary = self.endpointer.push(frame)
         vad_ns = time.perf_counter_ns() - started
+        if self.steering is not None:
+            boundary = self._steer(boundary)
+        if self._deciding is not None:
+            self._decide_later(frame, boundary, events)
+            return events
         if self._turn is None and not self.wake.listening:
             self._ring.push(frame)
             if isinstance(boundary, SpeechStarted):
                 events.append(boundary)
-                self._begin(boundary, self._ring.drain(), events)
+                ring = self._ring.drain()
+                if self._waits_to_decide(boundary, ring):
+                    self._deciding = (boundary, ring, len(ring))
+                    return events
+                self._begin(boundary, ring, events)
                 if self._turn is not None:
                     self._turn.busy_ns["vad"] += vad_ns
             elif isinstance(boundary, SpeechStopped):
                 events.append(boundary)  # the end of an utterance Sori's answer cut short
             return events
+        if self.denoise is not None:
+            frame = self.denoise.hear(frame)  # the VAD heard it raw; its listeners, as decided
         opened_now = False
         if self.wake.listening:
             before = self._turn
@@ -142,6 +177,17 @@ class Hearing:
         if isinstance(boundary, SpeechStopped):
             self._stopped(boundary, events)
         return events
+
+    def _steer(self, boundary: Any) -> Any:
+        """Tell the array's beam what the voice detector heard; a start carries the
+        talker's direction, which the beam finds as the utterance opens."""
+        assert self.steering is not None
+        state = self.endpointer.state
+        voiced = state.silence_ns == 0 if state.in_speech else state.voiced_run_ns > 0
+        self.steering.heard(voiced, state.in_speech)
+        if isinstance(boundary, SpeechStarted):
+            return dataclasses.replace(boundary, doa_deg=self.steering.direction_deg)
+        return boundary
 
     def _continue(self, turn: Turn, frame: AudioFrame, boundary: Any, events: list[Event]) -> None:
         """One more frame of an open turn: feed it, commit early when possible."""
@@ -162,6 +208,8 @@ class Hearing:
         """The audio ended: close an utterance still open."""
         events: list[Event] = []
         boundary = self.endpointer.end_of_stream()
+        if self._deciding is not None:
+            self._release(events)
         if boundary is not None and (self._turn is not None or self.wake.listening):
             self._stopped(boundary, events)
         return events
@@ -175,6 +223,8 @@ class Hearing:
                 events.append(found)  # nothing follows it
         if self._turn is not None:
             self._close(boundary.audio_end_ns, boundary.t_ns, events)
+        if self.denoise is not None:
+            self.denoise.end()
 
     def _answered(self, frame: AudioFrame, events: list[Event]) -> None:
         """Sori began answering the committed turn with `frame` while the utterance goes
@@ -185,10 +235,16 @@ class Hearing:
 
     # -- wake phrase and mute --------------------------------------------------------------
 
-    def _begin(self, started: SpeechStarted, frames: list[AudioFrame], events: list[Event]) -> None:
+    def _begin(
+        self, started: SpeechStarted, frames: list[AudioFrame], events: list[Event], held: int = 0
+    ) -> None:
         """An utterance began: the recognizer hears it when no wake phrase is needed (no
-        detector, or the gate open); the detector, when there is one, hears it too."""
-        if self.recognizer is not None and self.wake.hears(started.audio_start_ns):
+        detector, or the gate open); the detector, when there is one, hears it too. The
+        last `held` of `frames` followed the ring (`_decide_later`)."""
+        heard = self.recognizer is not None and self.wake.hears(started.audio_start_ns)
+        if self._denoise_decides(heard, frames):
+            frames = self._decide_denoise(frames, held)
+        if heard:
             self._open(started.utterance_id, started.audio_start_ns)
             for buffered in frames:
                 self._feed(buffered, events)
@@ -197,6 +253,55 @@ class Hearing:
             self.wake.begin(started.utterance_id, frames[0])
             for buffered in frames:
                 self._hear_wake(buffered, events)
+
+    def _denoise_decides(self, heard: bool, frames: list[AudioFrame]) -> bool:
+        """Whether the utterance needs a denoise decision: someone listens to it (the
+        recognizer from its start, or the wake detector where `wake.denoise` is "auto")."""
+        if self.denoise is None:
+            return False
+        return heard or (self.wake.gated and bool(frames) and self.denoise.with_wake)
+
+    def _waits_to_decide(self, started: SpeechStarted, ring: list[AudioFrame]) -> bool:
+        """Whether the denoise decision waits for more of the speech: it is to be made, and
+        Sori is silent (over Sori's voice the last decision is kept, at once)."""
+        heard = self.recognizer is not None and self.wake.hears(started.audio_start_ns)
+        return (
+            DECISION_SPEECH_MS > 0
+            and self._denoise_decides(heard, ring)
+            and not any(self.wake.sori_speaks(frame) for frame in ring)
+        )
+
+    def _decide_later(self, frame: AudioFrame, boundary: Any, events: list[Event]) -> None:
+        """One more frame of an utterance whose decision waits: once `DECISION_SPEECH_MS`
+        of speech followed the ring, or the utterance ended, decide and let its listeners
+        hear it all at once (the recognizer catches up on it in one go)."""
+        assert self._deciding is not None
+        _, frames, ring = self._deciding
+        frames.append(frame)
+        stopped = isinstance(boundary, SpeechStopped)
+        if not stopped and (len(frames) - ring) * self.endpoint.frame_ms < DECISION_SPEECH_MS:
+            return
+        self._release(events)
+        if stopped:
+            if self._turn is not None or self.wake.listening:
+                self._stopped(boundary, events)
+            else:
+                events.append(boundary)
+
+    def _release(self, events: list[Event]) -> None:
+        assert self._deciding is not None
+        started, frames, ring = self._deciding
+        self._deciding = None
+        self._begin(started, frames, events, held=len(frames) - ring)
+
+    def _decide_denoise(self, frames: list[AudioFrame], held: int) -> list[AudioFrame]:
+        """The utterance's one denoise decision: on the ring (the pre-roll, then the onset
+        the VAD started on) and the `held` frames after it; `frames` as its listeners hear
+        them."""
+        assert self.denoise is not None
+        onset = self.endpoint.start_ms // self.endpoint.frame_ms + held
+        sori_speaks = any(self.wake.sori_speaks(frame) for frame in frames)
+        return self.denoise.begin(frames, onset, sori_speaks)
 
     def _hear_wake(self, frame: AudioFrame, events: list[Event]) -> None:
         """A wake phrase opens the utterance: `WakeDetected`, then a fresh recognizer turn
@@ -208,7 +313,10 @@ class Hearing:
         if self.recognizer is None:
             return
         self._open(woken.event.utterance_id, woken.event.end_ns)
-        for after in woken.after:
+        command = woken.after
+        if self.denoise is not None and self.wake.sori_speaks(frame):
+            command = self.denoise.over_sori(command)  # Sori's voice masks it
+        for after in command:
             self._feed(after, events)
         self._check_early(events)
 
@@ -216,6 +324,9 @@ class Hearing:
         """Muted: the frame is not heard; an utterance still open ends here."""
         events: list[Event] = []
         self._ring.drain()
+        self._deciding = None
+        if self.denoise is not None:
+            self.denoise.end()
         if self._turn is not None or self.wake.listening:
             boundary = self.endpointer.end_of_stream()
             if boundary is not None:
@@ -247,6 +358,9 @@ class Hearing:
 
     def _flush(self, turn: Turn, events: list[Event]) -> None:
         t0 = time.perf_counter_ns()
+        held = self.denoise.drain() if self.denoise is not None else b""
+        if held:  # the denoiser's last few ms of speech, before the silence ahead of time
+            self._show(turn, turn.stream.feed(held), events)
         flush_ms = self.commits.settings.flush_ms
         hyp = turn.stream.flush(flush_ms)
         turn.busy_ns["stt"] += time.perf_counter_ns() - t0
@@ -304,5 +418,6 @@ class Hearing:
                 turn.commit_t_ns,
                 {**turn.busy_ns, "audio": turn.audio_ns},
                 final.lr_score,
+                None if self.steering is None else self.steering.direction_deg,
             )
         )

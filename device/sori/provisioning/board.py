@@ -39,6 +39,10 @@ class BoardProfile:
     """Suggested catalog models (`sori models fetch`)."""
     llama_cmake: str = ""
     """CMAKE_ARGS for building llama-cpp-python on this board."""
+    denoise_engine: str = "deepfilter"
+    """The denoiser `audio.denoise = "auto"` runs (audio.denoise_engine): DeepFilterNet3
+    where a core spares 0.05-0.1 of itself for it, RNNoise (about half its CPU, and close
+    to it in steady noise) on the Pi (docs/hearing.md, "Denoising")."""
 
 
 PROFILES = {
@@ -46,11 +50,11 @@ PROFILES = {
                         ["silero_vad.onnx", "qwen2.5-1.5b-instruct-q4_k_m.gguf"]),
     "pi4": BoardProfile("pi4", 2, "cpu", 100, 1, 3, 1024,
                         ["vits-mimic3-ko_KO-kss_low", "qwen2.5-0.5b-instruct-q4_k_m.gguf"],
-                        "-DGGML_NATIVE=ON"),
+                        "-DGGML_NATIVE=ON", denoise_engine="rnnoise"),
     "pi5": BoardProfile("pi5", 3, "cpu", 60, 2, 3, 2048,
                         ["sherpa-onnx-streaming-zipformer-korean-2024-06-16",
                          "vits-mimic3-ko_KO-kss_low", "qwen2.5-0.5b-instruct-q4_k_m.gguf"],
-                        "-DGGML_NATIVE=ON"),
+                        "-DGGML_NATIVE=ON", denoise_engine="rnnoise"),
     "rk3588": BoardProfile("rk3588", 4, "cpu", 60, 2, 4, 2048,
                            ["sherpa-onnx-streaming-zipformer-korean-2024-06-16",
                             "vits-mimic3-ko_KO-kss_low", "qwen2.5-1.5b-instruct-q4_k_m.gguf"],
@@ -134,10 +138,17 @@ def apply_board(config: Config, detected: str | None = None) -> Config:
         threads=pick(config.llm.threads, defaults.llm.threads, profile.llm_threads),
         n_ctx=pick(config.llm.n_ctx, defaults.llm.n_ctx, profile.llm_ctx),
     )
+    audio = dataclasses.replace(
+        config.audio,
+        denoise_engine=pick(
+            config.audio.denoise_engine, defaults.audio.denoise_engine, profile.denoise_engine
+        ),
+    )
     if name != config.board.profile:
         log.info("board profile: %s (detected)", name)
     return dataclasses.replace(
         config,
+        audio=audio,
         stt=dataclasses.replace(config.stt, sherpa=sherpa, vosk=vosk),
         tts=dataclasses.replace(config.tts, vits=vits),
         llm=llm,

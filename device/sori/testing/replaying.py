@@ -2,7 +2,9 @@
 the benchmarks), beside the daemon, which drives the same pipeline from the microphone.
 
 A replay runs as fast as the CPU allows on a simulated clock that reports latencies as if
-the audio had arrived in real time, or paced like a microphone (`realtime`).
+the audio had arrived in real time, or paced like a microphone (`realtime`). With a
+microphone array (`audio.channels` > 1) a file is heard as the array recorded it, one
+channel per microphone, through the array's front end.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from sori.assemble.hearing import build_hearing, front_end
+from sori.assemble.hearing import build_array, build_hearing, front_end, source_frames
 from sori.assemble.wake import build_conversation
 from sori.core.clock import MonotonicClock
 from sori.core.config import Config
@@ -38,6 +40,7 @@ FIELDS = (
     "commit_latency_ms",
     "rtf",
     "lr_score",
+    "doa_deg",
 )
 
 
@@ -68,24 +71,24 @@ def replay_events(
     conversation = (
         build_conversation(config, source.name, keep_state=False) if wake is not None else None
     )
+    array = build_array(config)
+    heard = front_end(config, source_frames(source, config), array=array)
     if realtime:
         clock: Any = MonotonicClock()
         origin = clock.now_ns()
         hearing = build_hearing(
-            config, recognizer, understanding, clock, origin, wake, conversation
+            config, recognizer, understanding, clock, origin, wake, conversation, array
         )
-        frames = pace(front_end(config, source.frames()), clock, origin)
+        frames = pace(heard, clock, origin)
         stream = (e for frame in frames for e in hearing.push(frame))
         events = list(_follow(stream, conversation)) + list(_follow(hearing.end(), conversation))
     else:
         clock = ReplayClock()
         origin = 0
         hearing = build_hearing(
-            config, recognizer, understanding, clock, origin, wake, conversation
+            config, recognizer, understanding, clock, origin, wake, conversation, array
         )
-        events = list(
-            _follow(replay(front_end(config, source.frames()), hearing, clock), conversation)
-        )
+        events = list(_follow(replay(heard, hearing, clock), conversation))
     return events, origin
 
 
@@ -133,6 +136,7 @@ def summarize(name: str, events: list[Event], origin_ns: int = 0) -> list[dict[s
                     else None,
                     "rtf": round(busy / audio, 3) if audio else None,
                     "lr_score": None if event.lr_score is None else round(event.lr_score, 2),
+                    "doa_deg": event.doa_deg,
                 }
             )
     return records

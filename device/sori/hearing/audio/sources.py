@@ -3,6 +3,11 @@
 Each source yields pipeline frames (16 kHz mono s16le, `frame_ms` long) stamped with
 stream time counted from samples. Only `MicSource` touches sound hardware, and it
 imports sounddevice when opened, not before.
+
+A microphone array (`audio.channels` > 1) is read with its channels apart: the
+microphone opened with that many channels, a file through `FileSource.channel_frames`;
+both yield `ChannelFrame`s, which the front end (sori.hearing.audio.front_end) beams
+into pipeline frames. With one channel nothing of this runs.
 """
 
 from __future__ import annotations
@@ -20,10 +25,12 @@ from sori.hearing.audio.format import (
     RATE_HZ,
     RAW_FORMATS,
     AudioFrame,
+    ChannelFrame,
     check_channels,
     check_rate,
     decode_raw,
     float_to_s16,
+    read_channels,
     read_file,
 )
 from sori.hearing.audio.ring import FrameChunker
@@ -60,8 +67,48 @@ class FileSource:
         yield from chunker.push(self.pcm)
         yield from chunker.flush()
 
+    def channel_frames(self, channels: int) -> Iterator[ChannelFrame]:
+        """The file as a microphone array recorded it, one column per microphone; an
+        AudioError when it has another number of channels. Decoded again from the file:
+        only the array's path pays for it."""
+        samples = read_channels(self.name, channels)
+        chunker = ChannelChunker(self.frame_ms, channels)
+        yield from chunker.push(samples)
+        yield from chunker.flush()
+
     def close(self) -> None:
         pass
+
+
+class ChannelChunker:
+    """Cuts float samples of several channels, arriving in pieces of any length, into
+    `ChannelFrame`s of `frame_ms`, stamped with stream time counted from samples."""
+
+    def __init__(self, frame_ms: int, channels: int) -> None:
+        self._size = RATE_HZ * frame_ms // 1000
+        self._pending = np.zeros((0, channels), np.float32)
+        self._next_start_ns = 0
+
+    def push(self, samples: np.ndarray) -> Iterator[ChannelFrame]:
+        """Frames completed by `samples` (shaped (samples, channels))."""
+        pending = np.concatenate((self._pending, samples)) if len(self._pending) else samples
+        whole = len(pending) - len(pending) % self._size
+        for start in range(0, whole, self._size):
+            yield self._stamp(np.array(pending[start : start + self._size], np.float32))
+        self._pending = np.array(pending[whole:], np.float32)
+
+    def flush(self) -> Iterator[ChannelFrame]:
+        """The last, partial frame padded with silence; nothing when none is pending."""
+        if len(self._pending):
+            padded = np.zeros((self._size, self._pending.shape[1]), np.float32)
+            padded[: len(self._pending)] = self._pending
+            self._pending = self._pending[:0]
+            yield self._stamp(padded)
+
+    def _stamp(self, samples: np.ndarray) -> ChannelFrame:
+        frame = ChannelFrame(samples, self._next_start_ns)
+        self._next_start_ns = frame.end_ns
+        return frame
 
 
 class RawSource:
@@ -119,16 +166,25 @@ class RawSource:
 
 
 class _Resampler:
-    """Streaming float → pipeline PCM through soxr, or a pass-through at 16 kHz."""
+    """Streaming float → pipeline PCM through soxr, or a pass-through at 16 kHz; with
+    `channels` > 1, float → float of every channel (`push_channels`)."""
 
-    def __init__(self, rate_hz: int) -> None:
+    def __init__(self, rate_hz: int, channels: int = 1) -> None:
         self._stream = None
         if rate_hz != RATE_HZ:
             try:
                 import soxr
             except ImportError:
                 raise DependencyError("resampling needs soxr: pip install 'sori[audio]'") from None
-            self._stream = soxr.ResampleStream(rate_hz, RATE_HZ, 1, dtype="float32", quality="HQ")
+            self._stream = soxr.ResampleStream(
+                rate_hz, RATE_HZ, channels, dtype="float32", quality="HQ"
+            )
+
+    def push_channels(self, x: np.ndarray) -> np.ndarray:
+        """Samples shaped (samples, channels) at 16 kHz."""
+        if self._stream is None:
+            return x
+        return self._stream.resample_chunk(np.ascontiguousarray(x, dtype=np.float32))
 
     def push(self, x: np.ndarray) -> bytes:
         x = np.ascontiguousarray(x, dtype=np.float32)
@@ -147,13 +203,18 @@ class MicSource:
 
     `frames()` blocks for the next frame; `close()` ends the iteration. Stream time counts
     captured samples, so dropped buffers show up as a log warning, not as a time jump.
+    With `channels` > 1 (a microphone array) the device is opened with that many channels
+    and `channel_frames()` yields them apart.
     """
 
-    def __init__(self, device: str = "", frame_ms: int = 20, max_queue: int = 500) -> None:
+    def __init__(
+        self, device: str = "", frame_ms: int = 20, max_queue: int = 500, channels: int = 1
+    ) -> None:
         self.name = f"mic:{device}" if device else "mic"
         self._device = device
         self._frame_ms = frame_ms
-        self._queue: queue.Queue[bytes | None] = queue.Queue(maxsize=max_queue)
+        self._channels = check_channels(channels, "audio.channels")
+        self._queue: queue.Queue[bytes | np.ndarray | None] = queue.Queue(maxsize=max_queue)
         self._stream = None
 
     def open(self) -> MicSource:
@@ -168,15 +229,22 @@ class MicSource:
                 f"no input device {self._device or '(default)'!r} ({exc}); "
                 "list them with: python -m sounddevice"
             ) from None
+        if self._channels > int(info.get("max_input_channels", 1)):
+            raise AudioError(
+                f"input device {info.get('name', device)!r} has "
+                f"{info.get('max_input_channels')} channel(s), audio.channels is "
+                f"{self._channels}; choose the array's device (python -m sounddevice) or "
+                "set audio.channels to what it has"
+            )
         rate = RATE_HZ
         try:
-            sd.check_input_settings(device=device, samplerate=RATE_HZ, channels=1)
+            sd.check_input_settings(device=device, samplerate=RATE_HZ, channels=self._channels)
         except Exception:  # the device cannot do 16 kHz: capture at its rate, resample
             rate = int(info["default_samplerate"])
-        self._resampler = _Resampler(rate)
+        self._resampler = _Resampler(rate, self._channels)
         self._stream = sd.InputStream(
             samplerate=rate,
-            channels=1,
+            channels=self._channels,
             dtype="float32",
             blocksize=rate * self._frame_ms // 1000,
             device=device,
@@ -190,7 +258,10 @@ class MicSource:
         if status:
             log.warning("microphone: %s", status)
         try:
-            self._queue.put_nowait(self._resampler.push(indata[:, 0].copy()))
+            if self._channels == 1:
+                self._queue.put_nowait(self._resampler.push(indata[:, 0].copy()))
+            else:
+                self._queue.put_nowait(self._resampler.push_channels(indata.copy()))
         except queue.Full:
             log.warning("microphone: pipeline too slow, dropped %d samples", frames)
 
@@ -203,6 +274,20 @@ class MicSource:
             if pcm is None:
                 return
             yield from chunker.push(pcm)
+
+    def channel_frames(self, channels: int) -> Iterator[ChannelFrame]:
+        """The array's frames, every microphone apart; `channels` must be what the
+        microphone was opened with."""
+        if channels != self._channels:
+            raise AudioError(f"{self.name}: opened with {self._channels} channels, not {channels}")
+        if self._stream is None:
+            self.open()
+        chunker = ChannelChunker(self._frame_ms, self._channels)
+        while True:
+            samples = self._queue.get()
+            if samples is None:
+                return
+            yield from chunker.push(samples)
 
     def close(self) -> None:
         if self._stream is not None:

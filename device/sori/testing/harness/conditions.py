@@ -1,5 +1,6 @@
 """A fixture's audio as the pipeline will hear it: its clips joined, then put in the room
-an augmentation describes (sori.hearing.audio.augment does the signal work).
+an augmentation describes (sori.hearing.audio.augment does the signal work, and
+sori.hearing.audio.room the simulated rooms, which may give several microphones).
 
 Every condition is deterministic: the noise and the room are drawn from a generator
 seeded by the fixture and the augmentation, so a run repeats exactly, in any worker.
@@ -24,6 +25,7 @@ from sori.hearing.audio.augment import (
     room_impulse,
 )
 from sori.hearing.audio.format import RATE_HZ, read_file
+from sori.hearing.audio.room import simulate_room
 from sori.testing.harness.manifest import Augmentation, Fixture
 
 BABBLE_TALKERS = 4
@@ -59,18 +61,32 @@ def apply(
 ) -> np.ndarray:
     """`signal` under `augmentation`: speed, then room, then gain, then noise at the SNR
     measured against the speech as it reaches the microphone. Babble is made of `voices`
-    (other recordings), or of the signal itself when there are none."""
+    (other recordings), or of the signal itself when there are none. A simulated room
+    (`augmentation.room`) plays the noise from the interferer's place instead, and with
+    several microphones gives their channels, shaped (samples, mics)."""
     out = np.asarray(signal, dtype=np.float32)
     if augmentation.speed != 1.0:
         out = change_speed(out, augmentation.speed)
+    if augmentation.room is not None:  # the noise plays at the interferer's place
+        interferer = None
+        if augmentation.noise is not None:
+            interferer = noise(augmentation.noise, out, rng, voices)
+        snr = augmentation.snr_db or 0.0
+        heard = simulate_room(out, augmentation.room, interferer, snr).channels
+        out = heard[:, 0] if augmentation.room.mics == 1 else heard
     if augmentation.reverb:
         out = reverberate(out, room_impulse(ROOMS_RT60_S[augmentation.reverb], rng))
     if augmentation.gain_db:
         out = gain_db(out, augmentation.gain_db)
-    if augmentation.noise is not None:
-        if augmentation.noise == "babble":
-            noise = babble(list(voices) or [out], len(out), rng, BABBLE_TALKERS)
-        else:
-            noise = make_noise(augmentation.noise, len(out), rng)
-        out = mix_at_snr(out, noise, augmentation.snr_db)
+    if augmentation.noise is not None and augmentation.room is None:
+        out = mix_at_snr(out, noise(augmentation.noise, out, rng, voices), augmentation.snr_db)
     return out
+
+
+def noise(
+    kind: str, signal: np.ndarray, rng: np.random.Generator, voices: Sequence[np.ndarray]
+) -> np.ndarray:
+    """Noise of `kind` as long as `signal`; babble made of `voices`, or of the signal."""
+    if kind == "babble":
+        return babble(list(voices) or [signal], len(signal), rng, BABBLE_TALKERS)
+    return make_noise(kind, len(signal), rng)

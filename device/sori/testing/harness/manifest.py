@@ -11,6 +11,7 @@ fixture and field it sits in, before any model loads.
     augment:
       - {noise: white, snr_db: [20, 10]}
       - {reverb: room}
+      - {room: {rt60: 0.4, distance_m: 2, interferer: babble, snr_db: 5, mics: 4}}
     tolerances: {accuracy_drop: 0.0, p95_commit_ms_rise: 50}
 
 Paths are relative to the manifest, or absolute. Every number goes through the config's
@@ -33,6 +34,7 @@ from sori.core.bounded_yaml import one_line, read_bounded
 from sori.core.config.schema import NumberError, allowed, dotted, limits, read_number, shown
 from sori.core.errors import SoriError
 from sori.hearing.audio.augment import NOISE_KINDS, ROOMS_RT60_S
+from sori.hearing.audio.room import DISTANCE_M, MAX_MICS, RT60_S, RoomSetup
 
 NOISES = (*NOISE_KINDS, "babble")
 TIERS = ("preset", "local", "edge", "none")
@@ -63,7 +65,11 @@ _SNR_DB = limits(-20, 80)
 _DEFAULT_KEYS = {"home", "config", "max_commit_ms", "max_cer", "gap_s"}
 _FIXTURE_KEYS = {"audio", "expect", "name"}
 _EXPECT_KEYS = {"intent", "slots", "transcript", "max_cer", "no_action", "max_commit_ms", "tier"}
-_AUGMENT_KEYS = {"noise", "snr_db", "gain_db", "speed", "reverb"}
+_AUGMENT_KEYS = {"noise", "snr_db", "gain_db", "speed", "reverb", "room"}
+_ROOM_KEYS = {"rt60", "distance_m", "mics", "interferer", "snr_db"}
+_RT60_S = limits(*RT60_S)
+_DISTANCE_M = limits(*DISTANCE_M)
+_MICS = limits(1, MAX_MICS)
 _TOLERANCE_KEYS = {"accuracy_drop", "p95_commit_ms_rise"}
 
 
@@ -126,6 +132,10 @@ class Augmentation:
     """Playback speed factor (1.1: ten percent faster and shorter)."""
     reverb: str | None = None
     """Synthetic room name (`ROOMS_RT60_S`); None: dry."""
+    room: RoomSetup | None = None
+    """A simulated room (sori.hearing.audio.room) in place of `reverb`, with `noise` its
+    interferer, at `snr_db` at the first microphone; more than one microphone makes the
+    run a microphone array's recording. None: no simulated room."""
 
 
 CLEAN = Augmentation("clean")
@@ -356,6 +366,9 @@ class _Where:
             if not isinstance(entry, dict) or not entry:
                 raise self.error(at, "must be a mapping such as {noise: white, snr_db: 10}")
             self.unknown(entry, _AUGMENT_KEYS, at)
+            if "room" in entry:
+                out.append(self.room(entry, at))
+                continue
             noise = self.choice(entry.get("noise"), NOISES, f"{at}.noise")
             if (noise is None) != ("snr_db" not in entry):
                 raise self.error(at, "'noise' and 'snr_db' go together")
@@ -373,7 +386,12 @@ class _Where:
                     value = self.number(snr, where, _SNR_DB)
                 out.append(
                     Augmentation(
-                        _name(noise, value, gain, speed, reverb), noise, value, gain, speed, reverb
+                        _name(noise, value, gain, speed, reverb and f"reverb {reverb}"),
+                        noise,
+                        value,
+                        gain,
+                        speed,
+                        reverb,
                     )
                 )
         seen = {CLEAN.name}  # the clean original always runs
@@ -382,6 +400,42 @@ class _Where:
                 raise self.error("augment", f"{augmentation.name!r} is listed twice")
             seen.add(augmentation.name)
         return out
+
+    def room(self, entry: dict, at: str) -> Augmentation:
+        """An augmentation with a simulated room: `entry["room"]` holds its interferer."""
+        for key in ("reverb", "noise", "snr_db"):
+            if key in entry:
+                raise self.error(
+                    f"{at}.{key}",
+                    "does not go with 'room', which simulates its own reverberation; give "
+                    "the noise as the room's interferer: {room: {interferer: babble, snr_db: 5}}",
+                )
+        data, where = entry["room"], f"{at}.room"
+        if not isinstance(data, dict):
+            raise self.error(where, "must be a mapping such as {rt60: 0.4, distance_m: 2, mics: 4}")
+        self.unknown(data, _ROOM_KEYS, where)
+        interferer = self.choice(data.get("interferer"), NOISES, f"{where}.interferer")
+        if (interferer is None) != ("snr_db" not in data):
+            raise self.error(where, "'interferer' and 'snr_db' go together")
+        snr = None
+        if interferer is not None:
+            snr = self.number(data["snr_db"], f"{where}.snr_db", _SNR_DB)
+        base = RoomSetup()
+        try:
+            mics = int(read_number(data.get("mics", base.mics), _MICS, integer=True))
+        except NumberError as exc:
+            raise self.error(f"{where}.mics", str(exc)) from None
+        setup = RoomSetup(
+            rt60_s=self.number(data.get("rt60", base.rt60_s), f"{where}.rt60", _RT60_S),
+            distance_m=self.number(
+                data.get("distance_m", base.distance_m), f"{where}.distance_m", _DISTANCE_M
+            ),
+            mics=mics,
+        )
+        gain = self.number(entry.get("gain_db", 0.0), f"{at}.gain_db", _GAIN_DB)
+        speed = self.number(entry.get("speed", 1.0), f"{at}.speed", _SPEED)
+        name = _name(interferer, snr, gain, speed, _room_name(setup))
+        return Augmentation(name, interferer, snr, gain, speed, room=setup)
 
     def tolerances(self, data: Any) -> Tolerances:
         if not isinstance(data, dict):
@@ -400,14 +454,18 @@ class _Where:
         )
 
 
-def _name(
-    noise: str | None, snr: float | None, gain: float, speed: float, reverb: str | None
-) -> str:
+def _room_name(setup: RoomSetup) -> str:
+    mics = "1 mic" if setup.mics == 1 else f"{setup.mics} mics"
+    return f"room RT60 {setup.rt60_s:g} s at {setup.distance_m:g} m, {mics}"
+
+
+def _name(noise: str | None, snr: float | None, gain: float, speed: float, room: str | None) -> str:
+    """What reports call an augmentation; `room` is the reverberation's part of it."""
     parts = []
     if speed != 1.0:
         parts.append(f"speed {speed:g}")
-    if reverb:
-        parts.append(f"reverb {reverb}")
+    if room:
+        parts.append(room)
     if gain:
         parts.append(f"gain {gain:+g} dB")
     if noise:

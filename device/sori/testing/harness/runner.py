@@ -16,13 +16,17 @@ import numpy as np
 from sori.assemble.hearing import hearing_recognizer
 from sori.assemble.understanding import home_from_config, presets_from_config
 from sori.core.config import Config, load_config
+from sori.core.errors import AudioError
 from sori.core.home import Home
+from sori.hearing.audio.array import array_geometry, plane_wave
 from sori.hearing.audio.augment import to_pcm16
-from sori.hearing.audio.format import RATE_HZ, AudioFrame
+from sori.hearing.audio.denoise_decision import POOL as DENOISERS
+from sori.hearing.audio.format import RATE_HZ, AudioFrame, ChannelFrame
 from sori.hearing.audio.ring import FrameChunker
+from sori.hearing.audio.sources import ChannelChunker
 from sori.testing.harness import conditions
 from sori.testing.harness.judge import judge
-from sori.testing.harness.manifest import Manifest, check_intents
+from sori.testing.harness.manifest import Manifest, ManifestError, check_intents
 from sori.testing.replaying import replay_source
 from sori.understanding.intents.loader import load_fixtures
 
@@ -38,10 +42,25 @@ class Understanding:
 def load_understanding(manifest: Manifest) -> Understanding:
     """The manifest's config and home, compiled into presets; expected intents checked."""
     config = load_config(str(manifest.config) if manifest.config else None)
+    check_channels(manifest, config)
     presets = presets_from_config(config.intents, manifest_home(manifest, config))
     known = {block.intent for block in presets.blocks}
     check_intents(manifest, known)
     return Understanding(config, presets)
+
+
+def check_channels(manifest: Manifest, config: Config) -> None:
+    """Every simulated room gives audio.channels channels (its `mics`); a recording with
+    no room of its own reaches a microphone array as a plane wave from in front of it
+    (see `Runner.run`)."""
+    wanted = config.audio.channels
+    for augmentation in manifest.augmentations:
+        room = augmentation.room
+        if room is not None and room.mics != wanted:
+            raise ManifestError(
+                f"augmentation {augmentation.name!r} gives {room.mics} channel(s) but the "
+                f"config's audio.channels is {wanted}: give its room mics: {wanted}"
+            )
 
 
 def manifest_home(manifest: Manifest, config: Config) -> Home:
@@ -54,17 +73,29 @@ def manifest_home(manifest: Manifest, config: Config) -> Home:
 
 
 class PcmSource:
-    """Pipeline PCM held in memory, as an audio source for sori.testing.replaying."""
+    """Pipeline PCM held in memory (interleaved when it has several channels), as an audio
+    source for sori.testing.replaying."""
 
-    def __init__(self, name: str, pcm: bytes, frame_ms: int) -> None:
+    def __init__(self, name: str, pcm: bytes, frame_ms: int, channels: int = 1) -> None:
         self.name = name
         self.pcm = pcm
         self.frame_ms = frame_ms
+        self.channels = channels
 
     def frames(self) -> Iterator[AudioFrame]:
         chunker = FrameChunker(self.frame_ms)
         out: list[AudioFrame] = [*chunker.push(self.pcm), *chunker.flush()]
         return iter(out)
+
+    def channel_frames(self, channels: int) -> Iterator[ChannelFrame]:
+        """Each microphone's samples, as a recorded array's WAV gives them."""
+        if channels != self.channels:
+            raise AudioError(
+                f"{self.name}: {self.channels} channel(s), but audio.channels is {channels}"
+            )
+        samples = np.frombuffer(self.pcm, "<i2").reshape(-1, channels) / np.float32(32768)
+        chunker = ChannelChunker(self.frame_ms, channels)
+        return iter([*chunker.push(samples.astype(np.float32)), *chunker.flush()])
 
     def close(self) -> None:
         pass
@@ -92,11 +123,9 @@ class Runner:
 
     def forget(self) -> None:
         """Each run starts in a room of its own: a denoiser (audio.denoise = "auto") keeps
-        its state from one utterance to the next, which would make a run's result depend
-        on the runs before it in the same worker."""
-        forget_room = getattr(self.recognizer, "forget_room", None)
-        if forget_room is not None:
-            forget_room()
+        what it learned of the room from one utterance to the next, which would make a
+        run's result depend on the runs before it in the same worker."""
+        DENOISERS.forget()
 
     def close(self) -> None:
         pass
@@ -114,7 +143,11 @@ class Runner:
         rng = np.random.default_rng(conditions.seed(fixture, augmentation))
         signal = conditions.apply(self.audio(fixture_index), augmentation, rng, voices)
         config = self.understanding.config
-        source = PcmSource(fixture.name, to_pcm16(signal), config.audio.frame_ms)
+        channels = config.audio.channels
+        if signal.ndim == 1 and channels > 1:  # no room of its own: a talker in front
+            array = config.audio.array
+            signal = plane_wave(signal, array_geometry(array.geometry, array.mic_positions_m))
+        source = PcmSource(fixture.name, to_pcm16(signal), config.audio.frame_ms, channels)
         self.forget()
         records = self.hear(source)
         verdict = judge(fixture, records, self.understanding.presets)

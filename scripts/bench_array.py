@@ -1,0 +1,263 @@
+"""Benchmark a microphone array across the room: one microphone against the 4-mic beam
+(MVDR, and delay-and-sum) on the shared read clips and on spoken commands, in a simulated
+living room; and the CPU the direction finding and the beam cost.
+
+    .venv/bin/python scripts/bench_array.py                  # 4 clips, pink and babble
+    .venv/bin/python scripts/bench_array.py --clips 8 --json out.json
+
+The room (pyroomacoustics, image sources; `pip install pyroomacoustics`, a test and
+benchmark dependency only): 6 × 5 × 3 m, RT60 0.4 s, a ReSpeaker 4-mic HAT on a table
+in the middle (1 m high), the talker 2 m away at 60° (mouth 1.5 m high), an interferer
+1.8 m away at 160° playing throughout, under the talker at microphone 0 by `--below-db`
+(default 5 dB): pink noise (a fan, a fridge) or babble (four other clips at once from
+one loudspeaker, a television). One second of the interferer alone comes first.
+
+- CER: transcripts of a clip's utterances joined, against the manifest's, spaces
+  ignored, summed over the clips; "1 mic" replays microphone 0 as `sori replay` with
+  `audio.channels = 1`, the beams replay all four as `sori replay` with
+  `audio.channels = 4` (the same recognizer, denoising off, so the beam alone differs).
+- DOA: the direction the beam held for the talker's first utterance, against 60°.
+- Commands: espeak-ng's Korean voice saying commands of the example home, close-talk
+  and through the same room; right when the committed intent and device are the
+  close-talk's.
+- CPU RTF: process time of `ArrayFrontEnd` (the beam, the statistics, the direction
+  finding as the voice detector steers it) over the audio's duration, BLAS on one
+  thread.
+
+Nothing is stored; every mix is the same every run.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # one core, before numpy loads BLAS
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import csv  # noqa: E402
+import dataclasses  # noqa: E402
+import json  # noqa: E402
+import shutil  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "device"))
+
+import numpy as np  # noqa: E402
+
+from sori.assemble.hearing import build_recognizer  # noqa: E402
+from sori.assemble.understanding import home_from_config, presets_from_config  # noqa: E402
+from sori.core.config import load_config  # noqa: E402
+from sori.hearing.audio.array import BOARDS, ArrayGeometry  # noqa: E402
+from sori.hearing.audio.augment import babble, make_noise  # noqa: E402
+from sori.hearing.audio.format import RATE_HZ, read_file  # noqa: E402
+from sori.hearing.audio.front_end import FFT_SIZE, ArrayFrontEnd  # noqa: E402
+from sori.hearing.audio.ring import FrameChunker  # noqa: E402
+from sori.hearing.audio.sources import ChannelChunker  # noqa: E402
+from sori.testing.fakes import character_errors  # noqa: E402
+from sori.testing.replaying import replay_events, summarize  # noqa: E402
+
+BOARD = "respeaker-4mic-hat"
+ROOM_M = (6.0, 5.0, 3.0)
+ARRAY_AT_M = np.array([3.0, 2.5, 1.0])
+TALKER_DEG, INTERFERER_DEG = 60.0, 160.0
+LEAD_S = 1.0
+COMMANDS = ("에어컨 꺼줘", "에어컨 켜줘", "거실 조명 켜줘", "거실 조명 꺼줘")
+PATHS = ("1 mic", "delay-sum", "mvdr")
+
+
+class Recording:
+    """A recording held in memory, as a replay source: mono (channel 0) for one
+    microphone, every channel for the array."""
+
+    def __init__(self, name: str, samples: np.ndarray, frame_ms: int) -> None:
+        self.name, self.samples, self.frame_ms = name, samples, frame_ms
+
+    def frames(self):  # noqa: ANN201
+        pcm = (np.clip(self.samples[:, 0], -1, 1) * 32767).astype("<i2").tobytes()
+        chunker = FrameChunker(self.frame_ms)
+        yield from chunker.push(pcm)
+        yield from chunker.flush()
+
+    def channel_frames(self, channels: int):  # noqa: ANN201
+        chunker = ChannelChunker(self.frame_ms, channels)
+        yield from chunker.push(self.samples.astype(np.float32))
+        yield from chunker.flush()
+
+
+def at(azimuth_deg: float, distance_m: float, height_m: float) -> list[float]:
+    a = np.radians(azimuth_deg)
+    x, y, _ = ARRAY_AT_M + distance_m * np.array([np.cos(a), np.sin(a), 0.0])
+    return [float(x), float(y), height_m]
+
+
+def in_room(
+    speech: np.ndarray, interferer: np.ndarray, below_db: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """(the mix at the 4 microphones, the talker's part of it), both (samples, mics), the
+    interferer `below_db` under the talker at microphone 0."""
+    import pyroomacoustics as pra
+
+    absorption, order = pra.inverse_sabine(0.4, ROOM_M)
+    room = pra.ShoeBox(ROOM_M, fs=RATE_HZ, materials=pra.Material(absorption), max_order=20)
+    lead = int(LEAD_S * RATE_HZ)
+    talker = np.concatenate([np.zeros(lead), speech, np.zeros(RATE_HZ // 2)])
+    room.add_source(at(TALKER_DEG, 2.0, 1.5), signal=talker)
+    room.add_source(at(INTERFERER_DEG, 1.8, 1.2), signal=interferer[: len(talker)])
+    room.add_microphone_array((ARRAY_AT_M + np.array(BOARDS[BOARD])).T)
+    heard = room.simulate(return_premix=True)[:, :, : len(talker)]
+    said, other = heard[0].T, heard[1].T
+    other *= np.sqrt(np.mean(said[lead:, 0] ** 2) / np.mean(other[:, 0] ** 2))
+    other /= 10 ** (below_db / 20)
+    scale = 0.5 / np.abs(said + other).max()
+    return (said + other) * scale, said * scale
+
+
+def interferer(kind: str, samples: int, voices: list[np.ndarray], seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    if kind == "babble":
+        return babble(voices, samples, rng)
+    return make_noise(kind, samples, rng)
+
+
+def with_audio(config, channels: int, beamform: str = "mvdr"):  # noqa: ANN001, ANN201
+    array = dataclasses.replace(
+        config.audio.array, geometry=BOARD if channels > 1 else "", beamform=beamform
+    )
+    audio = dataclasses.replace(config.audio, channels=channels, array=array, denoise="off")
+    return dataclasses.replace(config, audio=audio)
+
+
+def hear(recording: Recording, config, recognizer, presets) -> tuple[list[dict], float | None]:  # noqa: ANN001
+    """The records of a replay, and the direction the beam held for the talker's first
+    utterance (one starting after the interferer's lead: the interferer may make
+    utterances of its own before)."""
+    events, origin = replay_events(recording, config, recognizer, presets)
+    records = summarize(recording.name, events, origin)
+    talker = [r["doa_deg"] for r in records if r["speech_start_s"] >= LEAD_S - 0.3]
+    return records, talker[0] if talker else None
+
+
+def path_config(path: str, config):  # noqa: ANN001, ANN201
+    return with_audio(config, 1) if path == "1 mic" else with_audio(config, 4, path)
+
+
+def cpu_rtf(mixed: np.ndarray, talker: np.ndarray) -> float:
+    """Process time of the array's front end over the audio's duration, told after each
+    frame what a voice detector would say (the talker's part loud; an utterance from 120
+    ms of it)."""
+    array = ArrayFrontEnd(ArrayGeometry(np.array(BOARDS[BOARD])), "mvdr")
+    frame, run, in_speech = 320, 0, False
+    loud = 1e-2 * np.mean(talker[:, 0] ** 2)
+    started = time.process_time()
+    for k in range(0, len(mixed) - frame + 1, frame):
+        array.process(mixed[k : k + frame])
+        at_ = max(0, k - FFT_SIZE)
+        voiced = bool(np.mean(talker[at_ : at_ + frame, 0] ** 2) > loud)
+        run = run + 1 if voiced else 0
+        in_speech = in_speech or run >= 6
+        array.heard(voiced, in_speech)
+    return (time.process_time() - started) / (len(mixed) / RATE_HZ)
+
+
+def espeak(folder: Path, text: str) -> np.ndarray:
+    exe = shutil.which("espeak-ng")
+    if exe is None:
+        raise SystemExit("espeak-ng is not installed (apt-get install espeak-ng)")
+    out = folder / "said.wav"
+    subprocess.run([exe, "-v", "ko+f3", "-s", "160", "-w", str(out), text], check=True)
+    return np.frombuffer(read_file(out), "<i2").astype(np.float32) / 32768
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--config", help="sori.toml (default: the embedded defaults)")
+    parser.add_argument("--clips", type=int, default=4, help="shortest read clips used")
+    parser.add_argument("--noises", default="pink,babble", help="interferers, comma-separated")
+    parser.add_argument("--below-db", type=float, default=5.0, help="interferer under talker")
+    parser.add_argument("--json", help="write the results here too")
+    args = parser.parse_args()
+
+    config = load_config(args.config)
+    config = dataclasses.replace(config, stt=dataclasses.replace(config.stt, warm_up_s=0.0))
+    presets = presets_from_config(config.intents, home_from_config(config.home))
+    recognizer = build_recognizer(config.stt, presets.phrases(config.stt.phrases.max_phrases))
+
+    folder = REPO.parent / "shared" / "audio" / "ko-read"
+    rows = list(csv.DictReader((folder / "manifest.tsv").open(encoding="utf-8"), delimiter="\t"))
+    rows.sort(key=lambda r: float(r["duration_s"]))
+    voices = {r["file"]: np.frombuffer(read_file(folder / r["file"]), "<i2") / 32768 for r in rows}
+    chosen = rows[: args.clips]
+    results: dict = {"cer": {}, "doa_error_deg": {}, "commands": {}, "cpu_rtf": []}
+    print("| interferer | path | CER | DOA error (median, max) |\n|---|---|---|---|")
+    for n_kind, kind in enumerate(args.noises.split(",")):
+        errors = {p: [0, 0] for p in PATHS}
+        doa_errors: list[float] = []
+        for k, row in enumerate(chosen):
+            speech = voices[row["file"]]
+            others = [v for name, v in voices.items() if name != row["file"]]
+            sound = interferer(kind, len(speech) + 2 * RATE_HZ, others, 100 * n_kind + k)
+            mixed, talker = in_room(speech, sound, args.below_db)
+            results["cpu_rtf"].append(cpu_rtf(mixed, talker))
+            for path in PATHS:
+                records, doa = hear(
+                    Recording(row["file"], mixed, 20), path_config(path, config), recognizer,
+                    presets,
+                )  # fmt: skip
+                said = " ".join(r["transcript"] for r in records if r["transcript"])
+                edits, chars = character_errors(row["transcript"], said)
+                errors[path][0] += edits
+                errors[path][1] += chars
+                if path == "mvdr" and doa is not None:
+                    doa_errors.append(abs((doa - TALKER_DEG + 180) % 360 - 180))
+        results["doa_error_deg"][kind] = doa_errors
+        for path in PATHS:
+            cer = errors[path][0] / max(1, errors[path][1])
+            results["cer"][f"{kind} / {path}"] = round(cer, 3)
+            doa = (
+                f"{np.median(doa_errors):.0f}°, {max(doa_errors):.0f}°"
+                if path == "mvdr" and doa_errors
+                else ""
+            )
+            print(f"| {kind} | {path} | {cer:.3f} | {doa} |", flush=True)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        print("\n| interferer | path | commands right |\n|---|---|---|")
+        for kind in args.noises.split(","):
+            right = {p: 0 for p in ("close-talk", *PATHS)}
+            for k, text in enumerate(COMMANDS):
+                said = espeak(Path(tmp), text)
+                close = np.concatenate([np.zeros(RATE_HZ), said, np.zeros(RATE_HZ)])[:, None]
+                truth, _ = hear(Recording(text, close, 20), with_audio(config, 1), recognizer,
+                                presets)  # fmt: skip
+                want = [(r["intent"], r["slots"].get("name")) for r in truth if r["intent"]]
+                right["close-talk"] += bool(want)
+                sound = interferer(kind, len(said) + 2 * RATE_HZ, list(voices.values()), 7 + k)
+                mixed, _ = in_room(said, sound, args.below_db)
+                for path in PATHS:
+                    records, _ = hear(
+                        Recording(text, mixed, 20), path_config(path, config), recognizer,
+                        presets,
+                    )  # fmt: skip
+                    got = [(r["intent"], r["slots"].get("name")) for r in records if r["intent"]]
+                    right[path] += bool(want) and got == want
+            results["commands"][kind] = right
+            for path, count in right.items():
+                print(f"| {kind} | {path} | {count} / {len(COMMANDS)} |", flush=True)
+
+    rtf = results["cpu_rtf"]
+    print(
+        f"\nCPU RTF of DOA + MVDR beam, one core: median {np.median(rtf):.3f}, max {max(rtf):.3f}"
+    )
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, ensure_ascii=False, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,478 @@
+"""Benchmark the audio front end: echo cancellers compared, and dereverberation across a room.
+
+    .venv/bin/python scripts/bench_frontend.py                    # everything (slow)
+    .venv/bin/python scripts/bench_frontend.py --only echo        # the cancellers
+    .venv/bin/python scripts/bench_frontend.py --only dereverb --clips 4
+    .venv/bin/python scripts/bench_frontend.py --only cpu
+
+echo: Sori's own canceller (sori.hearing.audio.echo_cancel) against speexdsp's (`pip
+install speexdsp`, which builds against libspeexdsp: `apt-get install swig
+libspeexdsp-dev`) and WebRTC's AEC3 (`pip install pywebrtc-audio`), each where installed,
+on the echo tests' fixtures (tests/echo_kit.py): Sori's reply in its espeak-ng voice and a
+synthetic piece of music, both played 40 ms late through a synthetic room (RT60 0.4 s,
+6 dB of direct sound over the tail) at half level.
+- ERLE: how far the echo is below what it was, in dB, in the first 2 s (learning) and
+  from 5 s on (learned).
+- Double talk: a read clip's opening said over the reply, as loud as it: how far what is
+  left of the echo and the user's distortion lie below the user's voice while they talk
+  (dB), and the ERLE after they stop (the filter did not learn the user as echo).
+- Double talk, user level: how much louder or quieter the user comes out (a residual
+  echo suppressor ducks the user too); user over rest: the user's voice, allowing any
+  16 ms filter of it (a delay, a high-pass, as BSS Eval's SDR), over the rest.
+- Wake: a wake phrase ("현재", a shared clip's opening) said over the reply or the music
+  at three moments, the echo 0 and 10 dB louder than the voice; a trial passes when the
+  phrase wakes once, at its place. Live: the cancelled audio heard by Sori's pipeline
+  while Sori speaks (its own canceller off), whose voice detector listens all through an
+  utterance and whose gate ignores a phrase found in what Sori played. Scanned: as
+  `sori wake` scans a file, the phrase only at the start of an utterance, so what is
+  left of the echo must let the voice detector hear a pause before it.
+- CPU: process time per second of audio, one core.
+
+dereverb: shared read clips said 2 m from one microphone in a simulated 6 x 5 m room
+(sori.hearing.audio.room, pyroomacoustics) at RT60 0.2, 0.4 and 0.8 s, heard through
+Sori's pipeline (`sori replay`, the recognizer of device/sori.example.toml) as they are
+and after OnlineWpe (sori.hearing.audio.dereverb): CER, and the commands wrongly
+committed (the clips are read news, none a command: every device intent is a false
+action). Dereverberation runs here, before the pipeline, so the figures do not depend on
+how `audio.dereverb` is wired.
+
+cpu: each stage's process time per second of audio, one core: the cancellers, OnlineWpe
+with 1, 2, 4 and 6 channels, and the room's simulation (not a run-time stage).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import json
+import os
+import sys
+import time
+import wave
+from collections.abc import Callable
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "device"))
+sys.path.insert(0, str(REPO / "tests"))  # echo_kit: the echo tests' fixtures
+
+import numpy as np  # noqa: E402
+
+from sori.core.config import Config, load_config  # noqa: E402
+from sori.hearing.audio.augment import (  # noqa: E402
+    reverberate,
+    room_impulse,
+    said_over,
+    to_pcm16,
+)
+from sori.hearing.audio.dereverb import OnlineWpe  # noqa: E402
+from sori.hearing.audio.echo_cancel import EchoCanceller  # noqa: E402
+
+RATE = 16000
+BLOCK = 320
+"""20 ms: the pipeline's frame, the block every canceller gets here (AEC3 takes 10 ms)."""
+ECHO_DELAY_S = 0.04
+WAKE_PHRASE, WAKE_CLIP, WAKE_SAID_S = "현재", "zeroth_104_003_0253.wav", 0.66
+"""The phrase, the clip it opens, and where in the clip it is said."""
+WAKE_AT_S = (3.0, 6.0, 9.0)
+WAKE_ECHO_DB = (0.0, 10.0)
+"""How much louder than the phrase the echo is, in dB."""
+DISTORTION_TAPS = 256
+"""Length of the filter the near-end's measure forgives (16 ms: AEC3 delays by 8 ms)."""
+ROOM_RT60_S = (0.2, 0.4, 0.8)
+ROOM_DISTANCE_M = 2.0
+WPE_CHANNELS = (1, 2, 4, 6)
+
+Canceller = Callable[[np.ndarray, np.ndarray], np.ndarray]
+"""(microphone, reference), float on the int16 scale, to the microphone without the echo."""
+
+
+def sori_canceller() -> Canceller:
+    canceller = EchoCanceller(BLOCK)
+
+    def run(mic: np.ndarray, reference: np.ndarray) -> np.ndarray:
+        out = np.array(mic, dtype=np.float64)
+        for i in range(0, len(mic) - BLOCK + 1, BLOCK):
+            cleaned = canceller.process(out[i : i + BLOCK], reference[i : i + BLOCK])
+            if cleaned is not None:
+                out[i : i + BLOCK] = cleaned
+        return out
+
+    return run
+
+
+def speex_canceller() -> Canceller:
+    import speexdsp
+
+    canceller = speexdsp.EchoCanceller.create(BLOCK, int(0.256 * RATE), RATE)
+
+    def run(mic: np.ndarray, reference: np.ndarray) -> np.ndarray:
+        out = np.array(mic, dtype=np.float64)
+        for i in range(0, len(mic) - BLOCK + 1, BLOCK):
+            near, far = to_pcm16(mic[i : i + BLOCK]), to_pcm16(reference[i : i + BLOCK])
+            out[i : i + BLOCK] = np.frombuffer(canceller.process(near, far), "<i2")
+        return out
+
+    return run
+
+
+def webrtc_canceller() -> Canceller:
+    import pywebrtc_audio
+
+    canceller = pywebrtc_audio.EchoCanceller(RATE, 1)
+    tenth = RATE // 100
+
+    def run(mic: np.ndarray, reference: np.ndarray) -> np.ndarray:
+        out = np.array(mic, dtype=np.float64)
+        near = np.frombuffer(to_pcm16(mic), "<i2")
+        far = np.frombuffer(to_pcm16(reference), "<i2")
+        for i in range(0, len(mic) - tenth + 1, tenth):
+            out[i : i + tenth] = canceller.process(near[i : i + tenth], far[i : i + tenth])
+        return out
+
+    return run
+
+
+def no_canceller() -> Canceller:
+    return lambda mic, reference: np.asarray(mic, dtype=np.float64)
+
+
+CANCELLERS: dict[str, Callable[[], Canceller]] = {
+    "none": no_canceller,
+    "sori": sori_canceller,
+    "speexdsp": speex_canceller,
+    "webrtc-aec3": webrtc_canceller,
+}
+
+
+def installed(names: list[str]) -> list[str]:
+    out = []
+    for name in names:
+        try:
+            CANCELLERS[name]()
+        except ImportError as exc:
+            print(f"{name}: not installed ({exc}); skipped", flush=True)
+            continue
+        out.append(name)
+    return out
+
+
+def music(seconds: float, rng: np.random.Generator) -> np.ndarray:
+    """A synthetic piece: a chord every half second (three voices with harmonics, decaying
+    like a piano), a bass line, and noise-burst drums; int16 scale, about -20 dBFS."""
+    n = int(seconds * RATE)
+    t = np.arange(int(0.5 * RATE)) / RATE
+    envelope = np.exp(-t * 4)
+    out = np.zeros(n + len(t))
+    roots = (220.0, 174.6, 261.6, 196.0)
+    for k, start in enumerate(range(0, n, len(t))):
+        root = roots[k % len(roots)]
+        note = sum(
+            np.sin(2 * np.pi * root * ratio * h * t) / h
+            for ratio in (1.0, 1.26, 1.5)
+            for h in (1, 2, 3, 4)
+        )
+        note += 1.5 * np.sin(2 * np.pi * root / 2 * t)  # the bass
+        drum = rng.standard_normal(len(t)) * np.exp(-t * 40) * (2.0 if k % 2 else 1.0)
+        out[start : start + len(t)] += note * envelope + drum
+    out = out[:n]
+    return (out / np.sqrt(np.mean(out**2)) * 32768 * 0.1).astype(np.float32)
+
+
+def through_room(played: np.ndarray) -> np.ndarray:
+    """The speaker as the microphone hears it (the echo tests' room, tests/audio/
+    test_echo_cancel.py): 40 ms late, RT60 0.4 s, 6 dB of direct sound, half the level."""
+    impulse = room_impulse(0.4, np.random.default_rng(3), drr_db=6.0)
+    late = np.concatenate([np.zeros(int(ECHO_DELAY_S * RATE)), played])
+    return 0.5 * reverberate(late, impulse)[: len(played)]
+
+
+def energy_db(x: np.ndarray) -> float:
+    return 10 * np.log10(max(float(x @ x), 1e-9))
+
+
+def opening(path: Path, seconds: float = 2.5) -> np.ndarray:
+    with wave.open(str(path)) as w:
+        return np.frombuffer(w.readframes(int(seconds * RATE)), np.int16).astype(np.float32)
+
+
+def erle(name: str, played: np.ndarray) -> tuple[dict, float]:
+    """ERLE while learning and learned, and the CPU per second of audio."""
+    mic = through_room(played)
+    canceller = CANCELLERS[name]()
+    cpu = time.process_time()
+    out = canceller(mic, played)
+    cpu = (time.process_time() - cpu) / (len(mic) / RATE)
+    early, learned = slice(int(0.5 * RATE), int(2.5 * RATE)), slice(5 * RATE, len(mic))
+    return {
+        "erle_first_2s_db": round(energy_db(mic[early]) - energy_db(out[early]), 1),
+        "erle_learned_db": round(energy_db(mic[learned]) - energy_db(out[learned]), 1),
+    }, cpu
+
+
+def double_talk(name: str, reply: np.ndarray, user: np.ndarray) -> dict:
+    """The user said over the reply at 5.5 s, as loud: what is kept of them."""
+    at = int(5.5 * RATE)
+    mic = said_over(through_room(reply), user, at_s=5.5, above_db=0)[: len(reply)]
+    out = CANCELLERS[name]()(mic, reply)
+    talk = slice(at, at + len(user))
+    after = slice(at + len(user) + RATE // 2, len(mic))
+    kept = filtered_part(out[talk], user)
+    return {
+        "user_level_db": round(energy_db(out[talk]) - energy_db(user), 1),
+        "user_over_rest_db": round(energy_db(kept) - energy_db(out[talk] - kept), 1),
+        "erle_after_talk_db": round(energy_db(mic[after]) - energy_db(out[after]), 1),
+    }
+
+
+def filtered_part(out: np.ndarray, user: np.ndarray) -> np.ndarray:
+    """The part of `out` that is `user` through some filter of `DISTORTION_TAPS` (a
+    delay, a high-pass: what BSS Eval's SDR allows); the rest is echo left and damage."""
+    shifted = np.stack([np.roll(user, k) for k in range(DISTORTION_TAPS)], axis=1)
+    for k in range(DISTORTION_TAPS):
+        shifted[:k, k] = 0.0
+    weights, *_ = np.linalg.lstsq(shifted, out, rcond=None)
+    return shifted @ weights
+
+
+def wake_trials(
+    name: str, played: np.ndarray, phrase: np.ndarray, config: Config
+) -> tuple[int, int]:
+    """Trials (WAKE_AT_S x WAKE_ECHO_DB) in which the phrase woke once, at its place:
+    heard live while Sori speaks, and scanned as `sori wake` scans a file."""
+    from echo_kit import LEAD_S, echo_gain
+    from sori.assemble.wake import build_wake_detector
+
+    detector = build_wake_detector(config)
+    lead = np.zeros(int(LEAD_S * RATE))  # the canceller hears silence before Sori speaks
+    live = scanned = 0
+    for at_s in WAKE_AT_S:
+        for louder_db in WAKE_ECHO_DB:
+            echo = through_room(played)
+            echo *= echo_gain(echo, phrase, -louder_db)
+            start = int(at_s * RATE)
+            mic = echo.astype(np.float64)
+            mic[start : start + len(phrase)] += phrase
+            reference = np.concatenate([lead, played])
+            heard = CANCELLERS[name]()(np.concatenate([lead, mic]), reference)
+            said = LEAD_S + at_s + WAKE_SAID_S
+            found = live_wakes(heard, played, config, detector, LEAD_S)
+            live += len(found) == 1 and said - 0.3 < found[0] < said + 0.6
+            found = scanned_wakes(heard, config, detector)
+            scanned += len(found) == 1 and said - 0.3 < found[0] < said + 0.6
+    return live, scanned
+
+
+def live_wakes(
+    heard: np.ndarray, played: np.ndarray, config: Config, detector, lead_s: float
+) -> list[float]:
+    """Where wake phrases start in `heard`, in seconds, heard by Sori's pipeline while its
+    speaker plays `played` from `lead_s` (tests/test_wake.py's `wakes_in`), with its own
+    canceller off: the voice detector listens all through an utterance, and the gate
+    ignores a phrase that is in what Sori played."""
+    from sori.assemble.hearing import build_hearing
+    from sori.core.events import WakeDetected
+    from sori.hearing.audio.played import PlayedAudio
+    from sori.hearing.audio.ring import FrameChunker
+    from sori.hearing.pacing import ReplayClock, replay
+    from sori.serving.conversation.listening import Conversation
+
+    conversation = Conversation(gated=True, live=True)
+    conversation.echo = PlayedAudio()
+    conversation.echo.add(int(lead_s * 1e9), to_pcm16(played), RATE)
+    clock = ReplayClock()
+    hearing = build_hearing(config, None, None, clock, 0, detector, conversation)
+    frames = FrameChunker(config.audio.frame_ms).push(to_pcm16(heard))
+    events = replay(frames, hearing, clock)
+    return [e.start_ns / 1e9 for e in events if isinstance(e, WakeDetected)]
+
+
+def scanned_wakes(heard: np.ndarray, config: Config, detector) -> list[float]:
+    """Where wake phrases start in `heard`, in seconds, as `sori wake` finds them in a
+    file: the voice detector's utterances, the phrase at their start."""
+    from sori.testing.harness.runner import PcmSource
+    from sori.testing.replaying import wake_scan
+
+    source = PcmSource("heard", to_pcm16(heard), config.audio.frame_ms)
+    return [r["start_s"] for r in wake_scan(source, config, detector)]
+
+
+def bench_echo(names: list[str], clips_dir: Path) -> list[dict]:
+    from echo_kit import REPLY, sori_says
+
+    base = Config()
+    config = dataclasses.replace(
+        base,
+        audio=dataclasses.replace(base.audio, echo_cancel="off"),
+        wake=dataclasses.replace(base.wake, phrases=[WAKE_PHRASE, "소리야"]),
+    )
+    reply = sori_says(base, REPLY)
+    song = music(len(reply) / RATE, np.random.default_rng(5))
+    user = opening(clips_dir / WAKE_CLIP)
+    trials = len(WAKE_AT_S) * len(WAKE_ECHO_DB)
+    rows = []
+    print("| canceller | ERLE voice, first 2 s / learned (dB) | ERLE music (dB) "
+          "| double talk: user level / user over rest / ERLE after (dB) "
+          "| wake over voice: live / scanned | wake over music: live / scanned "
+          "| CPU (s per s) |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|")
+    for name in names:
+        voice, cpu_voice = erle(name, reply)
+        tune, cpu_music = erle(name, song)
+        talk = double_talk(name, reply, user)
+        row = {
+            "canceller": name,
+            "voice": voice,
+            "music": tune,
+            "double_talk": talk,
+            "wake_over_voice": wake_trials(name, reply, user, config),
+            "wake_over_music": wake_trials(name, song, user, config),
+            "wake_trials": trials,
+            "cpu_s_per_s": round((cpu_voice + cpu_music) / 2, 4),
+        }
+        rows.append(row)
+        print(
+            f"| {name} | {voice['erle_first_2s_db']} / {voice['erle_learned_db']} "
+            f"| {tune['erle_first_2s_db']} / {tune['erle_learned_db']} "
+            f"| {talk['user_level_db']} / {talk['user_over_rest_db']} / "
+            f"{talk['erle_after_talk_db']} "
+            f"| {'/'.join(map(str, row['wake_over_voice']))} of {trials} "
+            f"| {'/'.join(map(str, row['wake_over_music']))} of {trials} "
+            f"| {row['cpu_s_per_s']:.4f} |",
+            flush=True,
+        )
+    return rows
+
+
+def read_clips(clips_dir: Path, count: int) -> list[tuple[str, str, np.ndarray]]:
+    from sori.testing.harness.conditions import clip
+
+    rows = csv.DictReader((clips_dir / "manifest.tsv").open(encoding="utf-8"), delimiter="\t")
+    zeroth = [r for r in rows if r["file"].startswith("zeroth_")]
+    return [(r["file"], r["transcript"], clip(clips_dir / r["file"])) for r in zeroth[:count]]
+
+
+def dereverbed(signal: np.ndarray) -> np.ndarray:
+    """One channel through OnlineWpe, realigned (its latency taken off)."""
+    wpe = OnlineWpe(1)
+    padded = np.concatenate([signal, np.zeros(wpe.latency)])[:, None] / 32768.0
+    out = np.concatenate([wpe.process(padded[i : i + BLOCK]) for i in range(0, len(padded), BLOCK)])
+    return out[wpe.latency :, 0] * 32768.0
+
+
+def bench_dereverb(clips_dir: Path, count: int) -> list[dict]:
+    from sori.acting.actions.registry import DEVICE_INTENTS
+    from sori.assemble.hearing import hearing_recognizer
+    from sori.assemble.understanding import home_from_config, presets_from_config
+    from sori.hearing.audio.room import RoomSetup, simulate_room
+    from sori.testing.fakes import character_errors
+    from sori.testing.harness.runner import PcmSource
+    from sori.testing.replaying import replay_source
+
+    config = load_config(str(REPO / "device" / "sori.example.toml"))
+    presets = presets_from_config(config.intents, home_from_config(config.home))
+    recognizer = hearing_recognizer(config, presets)
+    data = read_clips(clips_dir, count)
+    conditions: list[tuple[str, float | None, bool]] = [("dry", None, False)]
+    for rt60 in ROOM_RT60_S:
+        conditions += [(f"RT60 {rt60} s", rt60, False), (f"RT60 {rt60} s + WPE", rt60, True)]
+    print(f"{len(data)} clips, {ROOM_DISTANCE_M} m from one microphone")
+    print("| condition | CER | false device actions | pipeline CPU (s per s) |")
+    print("|---|---|---|---|")
+    rooms: dict[tuple[str, float], np.ndarray] = {}
+    rows = []
+    for label, rt60, wpe in conditions:
+        errors = chars = actions = 0
+        cpu = audio_s = 0.0
+        for name, transcript, speech in data:
+            signal = speech
+            if rt60 is not None:
+                if (name, rt60) not in rooms:
+                    setup = RoomSetup(rt60_s=rt60, distance_m=ROOM_DISTANCE_M, mics=1)
+                    rooms[name, rt60] = simulate_room(speech, setup).channels[:, 0]
+                signal = dereverbed(rooms[name, rt60]) if wpe else rooms[name, rt60]
+            started = time.process_time()
+            source = PcmSource(name, to_pcm16(signal), config.audio.frame_ms)
+            records = replay_source(source, config, recognizer, presets)
+            cpu += time.process_time() - started
+            audio_s += len(signal) / RATE
+            text = " ".join(r["transcript"] for r in records if r["transcript"])
+            wrong, length = character_errors(transcript, text)
+            errors, chars = errors + wrong, chars + length
+            actions += sum(r["intent"] in DEVICE_INTENTS for r in records)
+        row = {
+            "condition": label,
+            "cer": round(errors / chars, 3),
+            "false_device_actions": actions,
+            "pipeline_cpu_s_per_s": round(cpu / audio_s, 3),
+        }
+        rows.append(row)
+        print(
+            f"| {label} | {row['cer']:.3f} | {actions} | {row['pipeline_cpu_s_per_s']} |",
+            flush=True,
+        )
+    return rows
+
+
+def bench_cpu(names: list[str]) -> dict:
+    from sori.hearing.audio.room import RoomSetup, simulate_room
+
+    rng = np.random.default_rng(0)
+    seconds = 10
+    figures: dict[str, float] = {}
+    reply = music(seconds, rng)
+    for name in names:
+        _, figures[f"echo {name}"] = erle(name, reply)
+    for channels in WPE_CHANNELS:
+        wpe = OnlineWpe(channels)
+        signal = rng.standard_normal((seconds * RATE, channels)).astype(np.float32) * 0.01
+        started = time.process_time()
+        for i in range(0, len(signal), BLOCK):
+            wpe.process(signal[i : i + BLOCK])
+        figures[f"OnlineWpe {channels} ch"] = (time.process_time() - started) / seconds
+    for rt60 in ROOM_RT60_S:
+        started = time.process_time()
+        simulate_room(reply, RoomSetup(rt60_s=rt60, mics=4))
+        figures[f"room simulation, 4 mics, RT60 {rt60} s"] = (
+            time.process_time() - started
+        ) / seconds
+    print("| stage | CPU (s per s of audio, one core) |")
+    print("|---|---|")
+    for stage, value in figures.items():
+        print(f"| {stage} | {value:.4f} |", flush=True)
+    return {k: round(v, 4) for k, v in figures.items()}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--clips-dir", default=str(REPO.parent / "shared" / "audio" / "ko-read"), type=Path
+    )
+    parser.add_argument("--only", choices=("echo", "dereverb", "cpu"), help="one part only")
+    parser.add_argument("--clips", type=int, default=4, help="clips for dereverb (default 4)")
+    parser.add_argument(
+        "--cancellers", default=",".join(CANCELLERS), help="of " + ", ".join(CANCELLERS)
+    )
+    parser.add_argument("--json", metavar="F", help="also write the figures here")
+    args = parser.parse_args()
+    for name in args.cancellers.split(","):
+        if name not in CANCELLERS:
+            parser.error(f"--cancellers: {name!r} is not one of {', '.join(CANCELLERS)}")
+    names = installed(args.cancellers.split(","))
+    results: dict = {}
+    if args.only in (None, "echo"):
+        results["echo"] = bench_echo(names, args.clips_dir)
+    if args.only in (None, "dereverb"):
+        results["dereverb"] = bench_dereverb(args.clips_dir, args.clips)
+    if args.only in (None, "cpu"):
+        results["cpu"] = bench_cpu(names)
+    results["load_average"] = os.getloadavg()
+    print("load average (1, 5, 15 min):", " ".join(f"{v:.2f}" for v in os.getloadavg()))
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1, ensure_ascii=False), "utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

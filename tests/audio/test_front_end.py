@@ -1,0 +1,87 @@
+"""The array's front end as a stream (sori.hearing.audio.front_end): frame in, frame out,
+the beam's delay, the wiring of dereverberation and of echo cancellation per channel."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from array_rooms import FRAME, free_field, geometry
+
+from sori.assemble.hearing import build_array, front_end
+from sori.core.config import Config
+from sori.hearing.audio.format import RATE_HZ, AudioFrame, ChannelFrame, s16_to_float
+from sori.hearing.audio.front_end import FFT_SIZE, ArrayFrontEnd, array_frames
+from sori.hearing.audio.played import PlayedAudio
+
+
+def config_with(**audio) -> Config:
+    config = Config()
+    array = dataclasses.replace(config.audio.array, geometry="respeaker-4mic-hat")
+    audio = {"channels": 4, "array": array, "denoise": "off"} | audio
+    return dataclasses.replace(config, audio=dataclasses.replace(config.audio, **audio))
+
+
+def frames_of(samples: np.ndarray) -> list[ChannelFrame]:
+    usable = len(samples) - len(samples) % FRAME
+    return [
+        ChannelFrame(samples[k : k + FRAME].astype(np.float32), k * 1_000_000_000 // RATE_HZ)
+        for k in range(0, usable, FRAME)
+    ]
+
+
+def tone(seconds: float = 1.0) -> np.ndarray:
+    t = np.arange(int(seconds * RATE_HZ)) / RATE_HZ
+    return 0.3 * np.sin(2 * np.pi * 440 * t)
+
+
+def test_before_any_direction_the_output_is_the_first_microphone_fft_size_late():
+    signal = free_field(tone(), 70.0)
+    array = ArrayFrontEnd(geometry())
+    out = np.concatenate([array.process(f.samples) for f in frames_of(signal)])
+    assert np.allclose(out[FFT_SIZE:], signal[: len(out) - FFT_SIZE, 0], atol=1e-5)
+    assert np.abs(out[:FFT_SIZE]).max() < 1e-9
+
+
+def test_frames_keep_their_times_and_length():
+    chunks = frames_of(free_field(tone(0.2), 10.0))
+    out = list(array_frames(chunks, ArrayFrontEnd(geometry())))
+    assert [(f.start_ns, f.samples) for f in out] == [(c.start_ns, FRAME) for c in chunks]
+
+
+def test_a_steered_beam_passes_the_talker_undistorted():
+    said = tone()
+    signal = free_field(said, 70.0)  # relative to the array's centre, where `said` is
+    array = ArrayFrontEnd(geometry(), "delay-sum")
+    array._steer(int(np.argmin(np.abs(array._finder.azimuth_deg - 70.0))))  # elevation 0
+    out = np.concatenate([array.process(f.samples) for f in frames_of(signal)])
+    late = out[FFT_SIZE + 2048 :]
+    assert np.allclose(late, said[2048 : 2048 + len(late)], atol=1e-3)
+
+
+def test_dereverberation_runs_on_every_channel_before_the_beam():
+    pytest.importorskip("sori.hearing.audio.dereverb")
+    config = config_with(dereverb="wpe")
+    out = list(front_end(config, frames_of(free_field(tone(0.5), 30.0)), array=build_array(config)))
+    assert len(out) == 25 and all(isinstance(f, AudioFrame) for f in out)
+
+
+def test_one_microphone_is_dereverberated_too():
+    pytest.importorskip("sori.hearing.audio.dereverb")
+    config = config_with(channels=1, dereverb="wpe")
+    pcm = (tone(0.5) * 32767).astype("<i2").tobytes()
+    frames = [AudioFrame(pcm[k : k + 640], k // 640 * 20_000_000) for k in range(0, len(pcm), 640)]
+    out = list(front_end(config, frames))
+    assert [f.start_ns for f in out] == [f.start_ns for f in frames]
+
+
+def test_sori_s_own_voice_is_taken_out_of_every_channel():
+    reply = tone(3.0) * 0.5
+    played = PlayedAudio()
+    played.add(0, (reply * 32767).astype("<i2").tobytes(), RATE_HZ)
+    heard = np.repeat(0.6 * reply[:, None], 4, axis=1)  # each microphone hears the speaker
+    out = list(array_frames(frames_of(heard), ArrayFrontEnd(geometry(), "off"), played, 0))
+    assert out[-1].echo_energy > 0
+    last_second = np.concatenate([s16_to_float(f.pcm) for f in out[-50:]])
+    assert np.sqrt(np.mean(last_second**2)) < 0.1 * np.sqrt(np.mean(heard[:, 0] ** 2))
