@@ -10,8 +10,10 @@ plus silero-vad (installed with --no-deps by scripts/install.sh), asks PyPI what
 once for manylinux2014 alone (glibc 2.17) and once with the newer manylinux tags a
 Raspberry Pi OS bookworm (glibc 2.36) or JetPack 6 (Ubuntu 22.04, glibc 2.35) accepts.
 Then, for each requirement that has a wheel, a full resolution with its dependencies names
-any dependency that has none. Needs the registry (pypi.org); ignores pip's local
-configuration so local mirrors do not answer for PyPI. Exit 0 when the check ran.
+any dependency that has none. Whether the wheels load on a board (shared libraries they
+link but do not carry, such as vosk's libatomic.so.1) is what scripts/check_arm64.sh runs.
+Needs the registry (pypi.org); ignores pip's local configuration so local mirrors do not
+answer for PyPI. Exit 0 when the check ran.
 """
 
 from __future__ import annotations
@@ -32,8 +34,9 @@ DEVICE_EXTRAS = ("audio", "llm", "speech", "denoise", "wyoming")
 SPECIAL = ("silero-vad>=5",)
 """Installed by scripts/install.sh outside pyproject (its dependencies would pull torch)."""
 OLD = ("manylinux2014_aarch64",)
-NEW = OLD + tuple(f"manylinux_2_{v}_aarch64" for v in (28, 31, 34, 35))
-"""Tags a bookworm or JetPack 6 pip accepts (glibc 2.35 and up), newest last."""
+NEW = OLD + tuple(f"manylinux_2_{v}_aarch64" for v in range(17, 36))
+"""Tags a bookworm or JetPack 6 pip accepts (glibc 2.35 and up), newest last: every one,
+because pip does not widen a --platform tag to older glibcs (`sori bundle` lists them too)."""
 INDEX = "https://pypi.org/simple"
 CERT = "/etc/ssl/certs/ca-certificates.crt"
 

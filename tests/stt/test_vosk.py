@@ -316,3 +316,21 @@ def test_a_phrase_being_spoken_is_seen_behind_the_words_before_it(vosk_model):
     assert not recognizer.may_end_in_phrase("")
     assert recognizer.ends_in_phrase("는 다 거실 불 켜 줘")
     assert not recognizer.ends_in_phrase("는 다 거실 불")
+
+
+def test_a_vosk_library_that_cannot_load_names_the_package_to_install(monkeypatch, tmp_path):
+    """On a minimal Debian, libvosk.so finds no libatomic.so.1: an OSError at import."""
+    import sys
+
+    from sori.core.errors import DependencyError
+    from sori.hearing.stt.vosk import load_model
+
+    broken = tmp_path / "vosk"
+    broken.mkdir()
+    (broken / "__init__.py").write_text(
+        "raise OSError('libatomic.so.1: cannot open shared object file')\n", encoding="utf-8"
+    )
+    monkeypatch.delitem(sys.modules, "vosk", raising=False)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(DependencyError, match="apt-get install libatomic1"):
+        load_model(tmp_path / "no-model-here", chunk_ms=60)

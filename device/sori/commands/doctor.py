@@ -53,13 +53,14 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = apply_board(load_config(args.config))
         where = config.source or "embedded defaults"
-        checks.append(
-            doctor.Check(
-                "config",
-                True,
-                f"{where}; board profile {this_board()} (config: {config.board.profile})",
-            )
+        detected, chosen = this_board(), config.board.profile
+        applied = detected if chosen == "auto" else chosen
+        said = f"board profile {applied}" + (
+            " (detected)"
+            if chosen == "auto"
+            else f" (set in the config; this board looks like {detected})"
         )
+        checks.append(doctor.Check("config", True, f"{where}; {said}"))
     except SoriError as exc:
         config = None
         checks.append(doctor.Check("config", False, str(exc), "fix the key it names"))

@@ -105,6 +105,11 @@ def load_model(path: str | Path | None = None, chunk_ms: int = 0) -> Any:
         import vosk
     except ImportError:
         raise DependencyError("the vosk backend needs vosk: pip install 'sori[audio]'") from None
+    except OSError as exc:  # its libvosk.so needs libatomic, which minimal Debian lacks
+        raise DependencyError(
+            f"vosk's library cannot load ({exc}); on Debian or Raspberry Pi OS: "
+            "sudo apt-get install libatomic1"
+        ) from None
     vosk.SetLogLevel(-2)  # -1 still prints word-alignment warnings of grammar passes
     folder = Path(path).expanduser() if path else default_model_path()
     if not (folder / "am" / "final.mdl").is_file() and not (folder / "final.mdl").is_file():

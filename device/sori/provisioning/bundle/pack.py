@@ -43,9 +43,12 @@ from sori.provisioning.models.store import sha256_of, verify
 
 log = logging.getLogger(__name__)
 
-_GLIBC = (28, 31, 34, 35)
-"""Newer manylinux tags a target accepts: Raspberry Pi OS bookworm has glibc 2.36, JetPack
-6 (Ubuntu 22.04) 2.35, so wheels up to manylinux_2_35 install there."""
+_GLIBC = range(17, 36)
+"""The manylinux_2_N tags a target accepts, every N up to its glibc: Raspberry Pi OS
+bookworm has glibc 2.36, JetPack 6 (Ubuntu 22.04) 2.35, so N runs to 35. Each one is
+listed because pip does not widen a given --platform tag to older ones, and some aarch64
+wheels carry only manylinux_2_24, _2_26 or _2_27 (kiwisolver, soxr, numpy have a _2_28
+alias today; a release without it would otherwise be passed over)."""
 
 
 def _tags(machine: str) -> list[str]:
