@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import json
+import os
 import subprocess
 import time
 import wave
@@ -21,12 +22,18 @@ from ha_kit import MARKS, SORI, free_port, sori_config, sori_env, sori_process
 
 from real_ha import DISCOVERY, WebSocket, process_sockets
 
-CLIPS = [  # the shortest shared clips with several words each (each is heard twice)
+SHORTEST = [  # the shortest shared clips with several words each (each is heard twice)
     "picovoice_leopard_test_ko.wav",
     "zeroth_104_003_0294.wav",
     "zeroth_104_003_0352.wav",
     "zeroth_104_003_0374.wav",
 ]
+SHARED_CLIPS = Path(__file__).resolve().parents[3] / "shared" / "audio" / "ko-read"
+CLIPS = (  # SORI_REAL_HA_ALL_CLIPS=1: every shared clip (about 4 minutes more)
+    sorted(p.name for p in SHARED_CLIPS.glob("*.wav"))
+    if os.environ.get("SORI_REAL_HA_ALL_CLIPS") == "1"
+    else SHORTEST
+)
 WAKE_CLIP = "zeroth_104_003_0019.wav"
 """It opens with 지난해, a wake phrase the recognizer knows (as in test_wyoming_satellite)."""
 SPEECH = "format=wav; codec=pcm; sample_rate=16000; bit_rate=16; channel=1; language=ko"
