@@ -10,6 +10,7 @@ clip's decoding later.
 
 from __future__ import annotations
 
+import itertools
 import queue
 import threading
 from collections.abc import Iterator
@@ -72,10 +73,14 @@ class Transcribing:
 
     def _hear(self, config: Config, recognizer: Any, understanding: Any, lock: Any) -> None:
         try:
+            frames = self._frames()
+            first = next(frames, None)
+            if first is None:  # nothing came (a refused stream): no pipeline is built
+                return
             clock = ReplayClock()
             with lock:
                 hearing = build_hearing(config, recognizer, understanding, clock)
-            for frame in front_end(config, self._frames()):
+            for frame in front_end(config, itertools.chain([first], frames)):
                 clock.arrive(hearing.origin_ns + frame.end_ns)  # as sori.hearing.pacing.replay
                 with lock:
                     self._keep(hearing.push(frame))
