@@ -29,6 +29,16 @@ def private_home(tmp_path_factory, monkeypatch) -> Path:
     return home
 
 
+@pytest.fixture(autouse=True)
+def a_room_of_its_own() -> None:
+    """Each test's pipelines start with denoisers that know no room: the process's pool
+    keeps what its denoisers learned (a daemon's room stays the same), which would make a
+    test's result depend on the tests run before it in the same worker."""
+    from sori.hearing.audio.denoise_decision import POOL
+
+    POOL.forget()
+
+
 @pytest.fixture
 def quiet(caplog):
     """Asserts at the end that nothing above INFO and no traceback was logged (the HTTP

@@ -24,6 +24,7 @@ from sori.core.events import (
     UtteranceHeard,
     WakeDetected,
 )
+from sori.hearing.audio.denoise_decision import POOL as DENOISERS
 from sori.hearing.pacing import ReplayClock, pace, replay
 from sori.hearing.wake_gate import NeverOpen
 
@@ -67,7 +68,10 @@ def replay_events(
     realtime: bool = False,
     wake: Any = None,
 ) -> tuple[list[Event], int]:
-    """Run one source through a fresh pipeline; its events and the clock time it began."""
+    """Run one source through a fresh pipeline; its events and the clock time it began.
+    Each source is heard in a room of its own: what the denoisers learned of the last
+    one's room is dropped, so a file is heard as it would be alone."""
+    DENOISERS.forget()
     conversation = (
         build_conversation(config, source.name, keep_state=False) if wake is not None else None
     )

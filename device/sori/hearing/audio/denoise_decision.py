@@ -16,7 +16,10 @@ to take out).
 While Sori speaks, the pre-roll holds Sori's own voice (what echo cancellation left of it),
 not the room: the estimate would read a low SNR and denoise a clean room, and a denoiser
 keeps voices, Sori's among them. So an utterance that begins while the speaker plays keeps
-the last decision made in a silent room (raw before any).
+the last decision made in a silent room (raw before any). So does one whose pre-roll
+reaches back to the stream's first frame: a clip that opens on its first word has a soft
+onset the voice detector hears late, and its "room" would be that word (an espeak-ng
+command read its room at -21.6 dBFS, was denoised, and lost its words).
 
 One `DenoiseDecision` per hearing pipeline; the denoisers themselves come from a process
 pool (`POOL`): an utterance borrows one and gives it back when it ends, so a pipeline
@@ -225,7 +228,8 @@ class DenoiseDecision:
         the speech's onset; `sori_speaks` while any of them may hold Sori's voice. Decide,
         and return `frames` as the utterance's listeners hear them."""
         self.end()
-        if sori_speaks:
+        opens_the_stream = bool(frames) and frames[0].start_ns == 0
+        if sori_speaks or opens_the_stream:
             heard, wanted = None, self._last
         else:
             split = max(0, len(frames) - onset)

@@ -20,7 +20,6 @@ from sori.core.errors import AudioError
 from sori.core.home import Home
 from sori.hearing.audio.array import array_geometry, plane_wave
 from sori.hearing.audio.augment import to_pcm16
-from sori.hearing.audio.denoise_decision import POOL as DENOISERS
 from sori.hearing.audio.format import RATE_HZ, AudioFrame, ChannelFrame
 from sori.hearing.audio.ring import FrameChunker
 from sori.hearing.audio.sources import ChannelChunker
@@ -121,12 +120,6 @@ class Runner:
         config = self.understanding.config
         return replay_source(source, config, self.recognizer, self.understanding.presets)
 
-    def forget(self) -> None:
-        """Each run starts in a room of its own: a denoiser (audio.denoise = "auto") keeps
-        what it learned of the room from one utterance to the next, which would make a
-        run's result depend on the runs before it in the same worker."""
-        DENOISERS.forget()
-
     def close(self) -> None:
         pass
 
@@ -148,7 +141,6 @@ class Runner:
             array = config.audio.array
             signal = plane_wave(signal, array_geometry(array.geometry, array.mic_positions_m))
         source = PcmSource(fixture.name, to_pcm16(signal), config.audio.frame_ms, channels)
-        self.forget()
         records = self.hear(source)
         verdict = judge(fixture, records, self.understanding.presets)
         return {
