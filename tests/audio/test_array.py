@@ -198,3 +198,25 @@ def test_a_multichannel_file_is_read_as_recorded(tmp_path):
     assert [f.samples.shape for f in frames] == [(320, 4), (320, 4)]
     assert np.allclose(frames[0].samples * 32768, samples[:320])
     assert frames[1].start_ns == 20_000_000
+
+
+@pytest.mark.parametrize("command", [["replay", "--no-wake", "x.wav"], ["run", "--input", "x.wav"]])
+def test_a_bad_array_is_refused_before_any_model_loads(tmp_path, command):
+    """Four channels on a two-microphone board: one line naming both, exit 2, before any
+    model loads (the vosk model named here is missing: loading it first would say so)."""
+    import subprocess
+    import sys
+
+    config = tmp_path / "sori.toml"
+    config.write_text(
+        '[audio]\nchannels = 4\n[audio.array]\ngeometry = "respeaker-2mic-hat"\n'
+        f'[stt.vosk]\nmodel = "{tmp_path / "no-model"}"\n'
+    )
+    write_wav(tmp_path / "x.wav", np.zeros((16000, 4), np.int16).tobytes(), channels=4)
+    done = subprocess.run(
+        [sys.executable, "-m", "sori", *command, "--config", str(config)],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "audio.channels is 4 but [audio.array] places 2 microphones" in done.stderr
+    assert "Traceback" not in done.stderr and "vosk" not in done.stderr

@@ -49,7 +49,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 def run(args: argparse.Namespace) -> int:
     # Hearing needs the audio extra: imported here, so other commands run without it.
-    from sori.assemble.hearing import hearing_recognizer
+    from sori.assemble.hearing import build_array, hearing_recognizer
     from sori.assemble.wake import build_wake_detector
     from sori.hearing.audio.format import check_channels, check_rate
     from sori.testing.replaying import replay_events, summarize
@@ -62,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"sori replay: {exc}", file=sys.stderr)
             return 2
     config, presets = load_understanding(args)
+    build_array(config)  # a bad [audio.array] is refused before any model loads
     raw = RawInput(args.format, args.rate, args.channels)
     sources, failed = open_inputs("replay", args.files, config.audio.frame_ms, raw)
     if not sources:

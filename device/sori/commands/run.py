@@ -79,6 +79,10 @@ def run(args: argparse.Namespace) -> int:
         from sori.serving.wyoming_server import check_wyoming
 
         check_wyoming(config)
+    if args.input != "none":
+        from sori.assemble.hearing import build_array
+
+        build_array(config)  # a bad [audio.array] is refused before any model loads
     try:
         return asyncio.run(serve(args, config, home, bind, token))
     finally:
