@@ -29,11 +29,13 @@ def private_home(tmp_path_factory, monkeypatch) -> Path:
     return home
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture(autouse=True, scope="module")
 def a_room_of_its_own() -> None:
-    """Each test's pipelines start with denoisers that know no room: the process's pool
-    keeps what its denoisers learned (a daemon's room stays the same), which would make a
-    test's result depend on the tests run before it in the same worker."""
+    """Each test file's pipelines start with denoisers that know no room: the process's
+    pool keeps what its denoisers learned (a daemon's room stays the same), which would
+    make a file's results depend on the files run before it in the same worker. Per file,
+    not per test: a file's daemon, built once, keeps the denoiser it warmed (loading one
+    in the middle of a barge-in makes it late)."""
     from sori.hearing.audio.denoise_decision import POOL
 
     POOL.forget()
