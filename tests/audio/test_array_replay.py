@@ -11,7 +11,6 @@ direction, which the beam must take out while leaving the command as it was said
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -28,6 +27,7 @@ from sori.hearing.audio.augment import make_noise
 from sori.hearing.audio.format import RATE_HZ, write_wav
 from sori.hearing.audio.sources import FileSource
 from sori.hearing.pacing import ReplayClock, replay
+from test_run_command import espeak_wav
 
 COMMAND = "에어컨 꺼줘"
 TALKER_DEG = 60.0
@@ -39,12 +39,7 @@ READ_CLIPS = ("zeroth_104_003_0294.wav", "zeroth_104_003_0374.wav")
 
 
 def espeak(folder: Path, text: str) -> np.ndarray:
-    exe = shutil.which("espeak-ng")
-    if exe is None:
-        pytest.fail("espeak-ng is not installed; run 'bash scripts/install.sh --test'")
-    out = folder / "said.wav"
-    subprocess.run([exe, "-v", "ko+f3", "-s", "160", "-w", str(out), text], check=True)
-    return read_clip(str(out), 10.0)
+    return read_clip(str(espeak_wav(folder / "said.wav", text, gap_s=0.0)), 10.0)
 
 
 def write_channels(path: Path, samples: np.ndarray) -> Path:

@@ -103,21 +103,20 @@ def attach_presence(config: Config, daemon: Daemon, registry: ActionRegistry) ->
         presence.state("mute", "ON" if muted else "OFF")
         presence.state("volume", str(volume))
 
+    reading: asyncio.Task | None = None
+
     def start() -> None:
-        nonlocal loop
+        nonlocal loop, reading
         loop = asyncio.get_running_loop()
         presence.start()
         presence.state("listening", "OFF")
         reading = loop.create_task(show_the_mixer())
-        daemon.closers.append(lambda: _cancelled(reading))
 
     async def close() -> None:
+        if reading is not None:
+            reading.cancel()
         await asyncio.to_thread(presence.close)
 
     daemon.listeners.append(heard)
     daemon.starters.append(start)
     daemon.closers.append(close)
-
-
-async def _cancelled(task: asyncio.Task) -> None:
-    task.cancel()
