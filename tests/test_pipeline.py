@@ -15,11 +15,14 @@ from sori.core.events import (
     TranscriptFinal,
     TranscriptPartial,
     UtteranceHeard,
+    WakeDetected,
 )
+from sori.hearing.audio.denoise_decision import DenoiseDecision, DenoiserPool
 from sori.hearing.committing import CommitSettings
 from sori.hearing.pacing import ReplayClock, hear, replay
 from sori.hearing.pipeline import Hearing
 from sori.hearing.vad import EndpointSettings
+from sori.hearing.wake.base import Detection
 from sori.testing.fakes import Cue, EnergyScorer, ScriptedRecognizer, kinds, run_frames, tone_frames
 from sori.understanding.intents import IntentMatch
 
@@ -349,3 +352,87 @@ def test_sori_answering_before_the_pause_ends_the_committed_turn_where_the_answe
     assert of(events, SpeechStopped)[0].audio_end_ns == 2300 * MS
     # fed up to the answer (with the pause's flush), never the 1.3 s of audio its words need
     assert not [e for e in of(events, TranscriptPartial) if "켰어요" in e.text]
+
+
+class PhraseAt:
+    """A wake detector whose streams hear "소리야" ending `end_s` into their audio, once
+    they have been fed `heard_after_s` of it (the detector's own delay)."""
+
+    name, phrases, rearm_s = "stub", ["소리야"], None
+
+    def __init__(self, heard_after_s: float, end_s: float = 0.3) -> None:
+        self.heard_after_s = heard_after_s
+        self.end_s = end_s
+
+    def open_stream(self, within=False):
+        detector = self
+
+        class Stream:
+            fed_s, done = 0.0, False
+
+            def feed(self, pcm):
+                self.fed_s += len(pcm) / 32000
+                if self.done or self.fed_s < detector.heard_after_s:
+                    return []
+                self.done = True
+                return [Detection("소리야", 0.1, detector.end_s, 5.0)]
+
+            def finish(self):
+                return []
+
+            def close(self):
+                self.done = True
+
+        return Stream()
+
+
+class ClosedGate:
+    """Every utterance needs the wake phrase."""
+
+    muted, echo = False, None
+
+    def is_open(self, t_ns):
+        return False
+
+
+def test_a_phrase_heard_while_the_onset_is_held_loses_none_of_the_command_after_it():
+    """The denoise decision holds an utterance's first frames, then its listeners hear them
+    at once. A phrase the detector finds within them (a quick detector: 0.36 s into its
+    stream) must give the command's recognizer the same audio as one found after them."""
+    frames = tone_frames([(300, False), (1200, True), (800, False)])
+    fed = {}
+    for heard_after_s in (0.36, 0.8):
+        clock = FakeClock()
+        recognizer = ScriptedRecognizer([((), "")])
+        hearing = Hearing(
+            EnergyScorer(), recognizer, Understanding(), clock=clock,
+            endpoint=EndpointSettings(frame_ms=20, start_ms=60, stop_ms=400, pre_roll_ms=200),
+            wake=PhraseAt(heard_after_s), gate=ClosedGate(),
+            denoise=DenoiseDecision("rnnoise", above_dbfs=-65.0, pool=DenoiserPool()),
+        )  # fmt: skip
+        events = run_frames(hearing, frames, clock)
+        assert len(of(events, WakeDetected)) == 1
+        fed[heard_after_s] = recognizer.streams[0].fed_bytes
+    assert fed[0.36] == fed[0.8] > 0
+
+
+def test_a_turn_a_phrase_opens_in_the_breath_before_its_command_waits_for_the_command():
+    """The phrase (0.3-0.8 s), a breath, the command (1.0-1.8 s). The detector finds the
+    phrase in the breath; the turn it opens is not flushed there (the recognizer would
+    make words of the phrase's tail), only in the pause after the command."""
+    frames = tone_frames([(300, False), (500, True), (200, False), (800, True), (800, False)])
+    clock = FakeClock()
+    recognizer = ScriptedRecognizer([((Cue(600, "거실 불 켜 줘"),), "거실 불 켜 줘")])
+    hearing = Hearing(
+        EnergyScorer(), recognizer, Understanding(), clock=clock,
+        endpoint=EndpointSettings(frame_ms=20, start_ms=60, stop_ms=400, pre_roll_ms=200),
+        commit=CommitSettings(flush_ms=120), wake=PhraseAt(0.82, end_s=0.7), gate=ClosedGate(),
+    )  # fmt: skip
+    events = run_frames(hearing, frames, clock)
+    assert len(of(events, WakeDetected)) == 1
+    (stream,) = recognizer.streams
+    flushed_at_ms = [sum(stream.feeds[:i]) / 32 for i, n in enumerate(stream.feeds) if n > 640]
+    assert (
+        flushed_at_ms and min(flushed_at_ms) >= 1000
+    )  # in the pause after the command (1.0 s of the turn)
+    assert [e.intent for e in of(events, IntentCommitted)] == ["HassTurnOn"]

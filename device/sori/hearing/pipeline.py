@@ -251,8 +251,15 @@ class Hearing:
             self._check_early(events)
         if self.wake.gated and frames:
             self.wake.begin(started.utterance_id, frames[0])
+            woken = False
             for buffered in frames:
+                before = self._turn
                 self._hear_wake(buffered, events)
+                if woken:  # the phrase ended within the held frames: the rest are the command
+                    self._feed(buffered, events)
+                woken = woken or self._turn is not before
+            if woken:
+                self._check_early(events)
 
     def _denoise_decides(self, heard: bool, frames: list[AudioFrame]) -> bool:
         """Whether the utterance needs a denoise decision: someone listens to it (the
@@ -382,6 +389,8 @@ class Hearing:
         early = self.commits.settings.early
         if turn is None or turn.committed is not None or not early or not silence_ns:
             return
+        if not self._voiced_since_open(turn):
+            return  # a wake phrase opened it in this pause: its command has not begun
         if self.commits.wants_flush(turn):
             turn.flushes += 1
             self._flush(turn, events)
@@ -389,6 +398,14 @@ class Hearing:
         if committed is not None:
             turn.committed, turn.commit_t_ns = committed, committed.t_ns
             events.append(committed)
+
+    def _voiced_since_open(self, turn: Turn) -> bool:
+        """Whether the trailing silence began at least a voice onset (`start_ms`) after
+        the turn's audio did. A turn a wake phrase opened starts at the phrase's end,
+        often in the breath before the command: flushing that pause would have the
+        recognizer transcribe the phrase's tail as words of their own."""
+        began = self.endpointer.silence_start_ns
+        return began is None or began - turn.speech_start_ns >= self.endpoint.start_ms * MS
 
     def _close(self, audio_end_ns: int, stopped_t_ns: int, events: list[Event]) -> None:
         """The turn ends: its audio reached `audio_end_ns` (clock-comparable stream time),
