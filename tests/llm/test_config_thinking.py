@@ -7,6 +7,7 @@ import pytest
 from sori.assemble.thinking import edge_from_config, router_settings
 from sori.core.config import parse_config
 from sori.core.errors import ConfigError
+from sori.thinking.base import Ask
 
 
 def test_defaults_leave_the_edge_off():
@@ -75,3 +76,36 @@ def test_the_vocabulary_comes_from_the_packs_and_the_home():
     assert {i.name for i in vocab.intents} == set(presets.intent_names())
     assert "거실 조명" in vocab.devices and "거실" in vocab.areas and "light" in vocab.domains
     assert "curtain" in vocab.extra["device_class"]
+
+
+@pytest.mark.parametrize(
+    ("preload", "answers", "at_start"),
+    [("auto", "auto", False), ("auto", "on", True), ("on", "off", True), ("off", "on", False)],
+)
+def test_the_local_model_loads_at_start_only_where_a_question_would_wait_for_it(
+    preload, answers, at_start
+):
+    """The embedded model answers no open question (answer_score 0): with "auto" it loads
+    at the first sentence the presets do not know, and a router turn then loads it."""
+    import asyncio
+
+    from sori.assemble.thinking import start_thinking
+    from sori.assemble.understanding import presets_from_config
+    from sori.core.home import Home
+
+    config = parse_config({"llm": {"preload": preload}, "router": {"local_answers": answers}})
+    router, closers, stoppers, loaders = start_thinking(
+        config, presets_from_config(config.intents, Home())
+    )
+    try:
+        for thread in loaders:
+            thread.join(timeout=60)
+        assert len(loaders) == at_start and (router.local._llm is not None) == at_start
+        if not at_start:
+            judged = asyncio.run(router.local.judge(Ask("창문 좀 열어 줄래", (), "ko")))
+            assert router.local._llm is not None and judged is not None
+    finally:
+        for stop in stoppers:
+            stop()
+        for close in closers:
+            asyncio.run(close())

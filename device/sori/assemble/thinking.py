@@ -223,11 +223,21 @@ def start_thinking(
         except Exception as exc:  # the router reports a failing tier per turn
             log.warning("local language model did not load: %s", exc)
 
-    loader = threading.Thread(target=preload, name="sori-llm-load", daemon=True)
-    loader.start()
+    loaders = []
+    if preloads(config.llm.preload, router.settings.local_answers):
+        loaders.append(threading.Thread(target=preload, name="sori-llm-load", daemon=True))
+        loaders[0].start()
+    else:
+        log.info("local model loads at the first sentence the presets do not know")
 
     # Freed while the interpreter runs; Daemon.close bounds the wait with its deadline.
     closers = [local.close, *([edge.aclose] if edge is not None else [])]
     if router.home is not None:
         closers.append(router.home.aclose)
-    return router, closers, [local.stop], [loader]
+    return router, closers, [local.stop], loaders
+
+
+def preloads(preload: str, answers: bool) -> bool:
+    """Whether the daemon loads the local model at start (`llm.preload`): "auto" does when
+    the model answers open questions, where the first question should not wait for it."""
+    return preload == "on" or (preload == "auto" and answers)

@@ -289,6 +289,12 @@ class LlmConfig:
     """Sampling temperature of spoken answers; intent mapping is always greedy."""
     seed: int = ranged(1234, -1, 2**32 - 1)
     """Sampling seed, so the same question gets the same answer."""
+    preload: str = ranged("auto", choices=("auto", "on", "off"))
+    """When the daemon loads the local model: "on", at start (beside the other models);
+    "off", at the first sentence the presets do not know; "auto", at start when the model
+    answers open questions (`router.local_answers`), else at first use. Commands never
+    need it: with the embedded model (answer_score 0) a board keeps its 300 MiB free, and
+    starts sooner, until a sentence only a language model could map."""
 
 
 @dataclass(frozen=True)
