@@ -43,7 +43,7 @@ class Detector:
     def open_stream(self, within=False):
         return SecondSecond()
 
-    def heard_in(self, phrase, pcm):
+    def heard_in(self, phrase, pcm, heard_score):
         return False  # Sori's record never sounds like the phrase here
 
 

@@ -87,6 +87,8 @@ def test_run_turns_come_from_the_wake_phrase_its_window_and_the_follow_up(
         (4, "HassTurnOff", "에어컨"),
     ]
     assert all(WAKE not in t["text"] for t in turns)
+    # one vosk model for the recognizer and the wake detector (about 500 MiB each)
+    assert out.stderr.count("vosk: model loaded") == 1
     for _ in turns:
         assert subscriber.next(timeout_s=5) == ("sori/climate/bedroom/set", "OFF")
 

@@ -90,7 +90,7 @@ class StubWake:
     def open_stream(self, within: bool = False) -> StubWakeStream:
         return StubWakeStream(self.heard)
 
-    def heard_in(self, phrase: str, pcm: bytes) -> bool:
+    def heard_in(self, phrase: str, pcm: bytes, heard_score: float) -> bool:
         return False
 
 

@@ -35,7 +35,7 @@ def build_wake_detector(
 
     started = time.perf_counter()
     detector = PhraseWakeDetector(
-        _wake_model(config.stt.vosk.model, recognizer), phrases, threshold=wake.threshold
+        _wake_model(config, recognizer), phrases, threshold=wake.threshold
     )
     log.info(
         "wake: listening for %s (%s backend, ready in %.2f s)",
@@ -44,21 +44,17 @@ def build_wake_detector(
     return detector
 
 
-def _wake_model(path: str, recognizer: Any) -> Any:
-    """The vosk model the phrase detector decodes with: the recognizer's own when it was
-    loaded with Kaldi's default chunk, else one loaded for wake detection in this process
-    (its threshold and phrase ends are calibrated at that chunk; the recognizer's shorter
-    chunks move the phrase's end into the command that follows it)."""
-    if getattr(recognizer, "name", "") == "vosk" and getattr(recognizer, "chunk_ms", 0) == 0:
+def _wake_model(config: Config, recognizer: Any) -> Any:
+    """The vosk model the phrase detector decodes with: the recognizer's own, or the one
+    every other user of `[stt.vosk]` in this process shares (`load_model` loads it once).
+    One model at one chunk (`stt.vosk.chunk_ms`) for both: the Korean model holds about
+    500 MiB, and the detector's threshold is calibrated at the recognizer's chunk."""
+    if getattr(recognizer, "name", "") == "vosk":
         return recognizer.model
-    return _default_chunk_model(path or None)
-
-
-def _default_chunk_model(path: str | None) -> Any:
-    """Loaded once per process by load_model itself, shared with every other user."""
     from sori.hearing.stt.vosk import load_model
 
-    return load_model(path)
+    vosk = config.stt.vosk
+    return load_model(vosk.model or None, vosk.chunk_ms)
 
 
 def _sherpa_kws(config: Config, phrases: list[str]) -> WakeDetector:

@@ -246,7 +246,7 @@ class WakeGate:
         start_ns = event.start_ns - int(ECHO_LATENCY_S * 1e9)
         heard = b"".join(f.pcm for f in self._frames(utt, start_ns, event.end_ns))
         said = echo.said_as_heard(start_ns, event.end_ns, heard)
-        if said is None or not detector.heard_in(event.phrase, said):
+        if said is None or not detector.heard_in(event.phrase, said, event.score):
             return False
         log.info("wake phrase %r heard in Sori's own voice; ignored", event.phrase)
         return True

@@ -71,7 +71,8 @@ class WakeDetector(Protocol):
         speaks: no pause, no pre-roll before what it hears)."""
         ...
 
-    def heard_in(self, phrase: str, pcm: bytes) -> bool:
-        """Whether `phrase` is heard in `pcm` alone: what Sori's speaker was playing while
-        the phrase was detected (found there, it was Sori's own voice)."""
+    def heard_in(self, phrase: str, pcm: bytes, heard_score: float) -> bool:
+        """Whether `phrase` is heard in `pcm` alone, about as surely as in the microphone's
+        audio (where its detection scored `heard_score`): `pcm` is what Sori's speaker was
+        playing while the phrase was detected (found there, it was Sori's own voice)."""
         ...

@@ -152,7 +152,7 @@ class SherpaKwsWakeDetector:
     def open_stream(self, within: bool = False) -> SherpaKwsWakeStream:
         return SherpaKwsWakeStream(self)
 
-    def heard_in(self, phrase: str, pcm: bytes) -> bool:
+    def heard_in(self, phrase: str, pcm: bytes, heard_score: float) -> bool:
         stream = self.open_stream()
         found = stream.feed(pcm) + stream.finish()
         return any(d.phrase == phrase for d in found)
