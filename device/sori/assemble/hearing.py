@@ -4,6 +4,7 @@ the daemon both use it, so they run the same pipeline."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
@@ -11,7 +12,7 @@ from typing import Any
 
 from sori.core.clock import Clock
 from sori.core.config import AudioConfig, Config, SttConfig
-from sori.core.errors import AudioError, ConfigError
+from sori.core.errors import AudioError, ConfigError, SoriError
 from sori.core.events import Event
 from sori.hearing.audio.array import array_geometry
 from sori.hearing.audio.denoise import build_denoiser, check_denoise, denoised
@@ -51,9 +52,27 @@ def hearing_recognizer(config: Config, understanding: Any) -> SpeechRecognizer:
     """The recognizer every driver hears with (the microphone, replayed files, `sori
     test`, the doctor's self-test, Wyoming clients), biased towards `understanding`'s
     phrases (blocking: the model loads here)."""
+    load_model_early(config.stt)  # while the phrases are listed (0.8 s for the defaults)
     phrases = understanding.phrases(config.stt.phrases.max_phrases)
     warm_auto_denoiser(config.audio)
     return build_recognizer(config.stt, phrases)
+
+
+def load_model_early(stt: SttConfig) -> None:
+    """Start loading the vosk model on a background thread, so that what start-up does
+    meanwhile (the presets, the voice, the phrase list) overlaps it; the recognizer's build
+    then finds it loaded (`load_model` loads once per process, a second caller waits for
+    the first). A model that cannot load is left for that build to report."""
+    if stt.backend != "vosk":
+        return
+
+    def load() -> None:
+        from sori.hearing.stt.vosk import load_model
+
+        with contextlib.suppress(SoriError):  # the recognizer's build raises it again
+            load_model(stt.vosk.model or None, stt.vosk.chunk_ms)
+
+    threading.Thread(target=load, name="sori-stt-load", daemon=True).start()
 
 
 def second_recognizer(recognizer: SpeechRecognizer) -> SpeechRecognizer:

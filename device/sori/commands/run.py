@@ -122,6 +122,10 @@ async def serve(
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     stopping = asyncio.create_task(stop.wait())
+    if args.input != "none" or config.wyoming.enabled:
+        from sori.assemble.hearing import load_model_early
+
+        load_model_early(config.stt)  # beside the daemon's build
     building = asyncio.ensure_future(
         asyncio.to_thread(
             build_daemon,
