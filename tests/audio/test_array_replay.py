@@ -104,3 +104,29 @@ def test_speech_started_says_where_the_talker_stood(recordings, tmp_path):
     starts = [e for e in replay(frames, hearing, clock) if isinstance(e, SpeechStarted)]
     assert starts, "no utterance heard"
     assert abs((starts[0].doa_deg - TALKER_DEG + 180) % 360 - 180) <= 10
+
+
+def test_sori_wake_hears_a_phrase_across_the_array_and_refuses_a_mono_file(
+    recordings, tmp_path, shared_dir
+):
+    """The wake phrase "현재" (a shared clip's first word) reaches the array from 60°
+    with pink noise 20 dB under it from 160°: `sori wake` beams the four channels and
+    finds it where a single microphone hears it. A one-channel file is refused."""
+    speech = read_clip(str(shared_dir / "audio" / "ko-read" / "zeroth_104_003_0253.wav"), 1.1)
+    lead = np.zeros(int(LEAD_S * RATE_HZ), np.float32)
+    said = np.concatenate([lead, speech, lead])
+    noise = make_noise("pink", len(said), np.random.default_rng(9))
+    noise *= np.sqrt(np.mean(speech**2)) / 10 ** (20 / 20)
+    heard = free_field(said, TALKER_DEG) + free_field(noise, TALKER_DEG + 100)
+    room = write_channels(tmp_path / "wake-room.wav", heard)
+    config = write_config(tmp_path, "mqtt://127.0.0.1:1", ARRAY_TOML)
+    done = subprocess.run(
+        [sys.executable, "-m", "sori", "wake", "--phrase", "현재", "--json", "--config",
+         str(config), str(room), str(recordings["close"])],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr  # the mono file
+    (found,) = [json.loads(line) for line in done.stdout.splitlines()]
+    assert found["phrase"] == "현재" and found["file"].endswith("wake-room.wav")
+    assert LEAD_S + 0.5 < found["start_s"] < found["end_s"] < LEAD_S + 1.2  # 0.66-1.05 s in
+    assert "close.wav: 1 channel(s), but audio.channels is 4" in done.stderr

@@ -39,7 +39,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 def run(args: argparse.Namespace) -> int:
     # Hearing needs the audio extra: imported here, so `sori --help` runs without it.
-    from sori.assemble.hearing import build_hearing, front_end
+    from sori.assemble.hearing import build_array, build_hearing, front_end, source_frames
     from sori.assemble.wake import build_wake_detector
     from sori.core.events import SpeechStarted, WakeDetected
     from sori.hearing.pacing import ReplayClock, replay
@@ -47,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
 
     config, _ = load_home(args)
     # refused before the model loads
+    build_array(config)  # a bad [audio.array]
     sources, failed = open_inputs("wake", args.files, config.audio.frame_ms)
     if not sources:
         return 2
@@ -56,8 +57,10 @@ def run(args: argparse.Namespace) -> int:
 
     def records(source: Any) -> list[dict[str, Any]]:
         clock = ReplayClock()  # as sori.testing.replaying.wake_scan, counting utterances
-        hearing = build_hearing(config, None, None, clock, 0, detector, NeverOpen())
-        events = list(replay(front_end(config, source.frames()), hearing, clock))
+        array = build_array(config)  # a microphone array's file: its channels, beamed
+        heard = front_end(config, source_frames(source, config), array=array)
+        hearing = build_hearing(config, None, None, clock, 0, detector, NeverOpen(), array)
+        events = list(replay(heard, hearing, clock))
         found = [record(source.name, e) for e in events if isinstance(e, WakeDetected)]
         if not found:  # stdout stays machine-readable
             spoken = sum(1 for e in events if isinstance(e, SpeechStarted))
