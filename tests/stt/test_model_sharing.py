@@ -1,6 +1,6 @@
-"""One vosk model per process for each folder and chunk: the daemon's recognizer, the
-Wyoming server's recognizer and wake detector, and the microphone's wake detector built from
-the config load the Korean model once per chunk size, not once per user (the real model)."""
+"""One vosk model per process: the daemon's recognizer, the Wyoming server's recognizer
+and wake detector, and the microphone's wake detector built from the config load the
+Korean model once, not once per user (the real model)."""
 
 from __future__ import annotations
 
@@ -49,27 +49,23 @@ def build_all(config):
     return inner
 
 
-def test_the_defaults_load_one_model_per_chunk(loads):
-    """The recognizer decodes at stt.vosk.chunk_ms (60 ms), the wake detector at Kaldi's
-    default chunk it is calibrated at: two loads in all, however many users."""
+@pytest.mark.parametrize("chunk_ms", [None, 0])
+def test_every_user_shares_one_model_at_the_recognizer_s_chunk(loads, chunk_ms):
+    """The wake detectors decode at the recognizer's chunk (stt.vosk.chunk_ms, 60 ms by
+    default; or Kaldi's own), with or without the recognizer at hand (`sori wake`): one
+    load in all, however many users (the Korean model holds about 500 MiB)."""
     config = load_config(str(EXAMPLE_CONFIG))
-    config = dataclasses.replace(config, stt=dataclasses.replace(config.stt, warm_up_s=0.0))
-    assert config.stt.vosk.chunk_ms > 0
-    recognizer, again, served, wake, served_wake = build_all(config)
-    assert len(loads) == 2, loads
-    assert recognizer.model is again.model is served.model
-    assert wake.model is served_wake.model is not recognizer.model
-
-
-def test_at_the_default_chunk_every_user_shares_one_model(loads):
-    config = load_config(str(EXAMPLE_CONFIG))
-    vosk_config = dataclasses.replace(config.stt.vosk, chunk_ms=0)
+    vosk_config = config.stt.vosk
+    if chunk_ms is not None:
+        vosk_config = dataclasses.replace(vosk_config, chunk_ms=chunk_ms)
     config = dataclasses.replace(
         config, stt=dataclasses.replace(config.stt, warm_up_s=0.0, vosk=vosk_config)
     )
     recognizer, again, served, wake, served_wake = build_all(config)
+    alone = build_wake_detector(config)
     assert len(loads) == 1, loads
     assert recognizer.model is again.model is served.model is wake.model is served_wake.model
+    assert alone.model is recognizer.model
 
 
 def test_the_loader_keys_on_the_resolved_folder_and_the_chunk(loads, tmp_path):
