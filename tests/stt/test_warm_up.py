@@ -14,7 +14,7 @@ from sori.core.config import Config
 from sori.core.config.sections import VoskConfig
 from sori.hearing.audio.sources import FileSource
 from sori.hearing.audio.synthetic import speech_like
-from sori.hearing.stt.base import WarmUp, warm_up
+from sori.hearing.stt.base import WarmUp, warm_up, warm_up_later
 from sori.hearing.stt.vosk import VoskRecognizer, load_model
 
 PHRASES = ["거실 불 켜 줘", "거실 불 꺼 줘", "안방 에어컨 꺼 줘", "커튼 쳐 줘", "지금 몇 시야"]
@@ -92,20 +92,37 @@ def test_build_recognizer_warms_up_what_it_built(model, monkeypatch, caplog):
     assert any("warmed up on 1.0 s" in r.getMessage() for r in caplog.records)
 
 
-def test_zero_seconds_is_no_warm_up_and_a_backend_may_bring_its_own():
+def test_zero_seconds_is_no_warm_up():
     class Untouchable:
         name = "none"
 
         def open_stream(self):  # noqa: ANN202
-            raise AssertionError("warm_up(…, 0) must not open a stream")
+            raise AssertionError("no warm-up must open a stream")
 
     assert warm_up(Untouchable(), 0) == WarmUp(0.0, 0.0)
+    warm_up_later(Untouchable(), 0, report=lambda done: None)
 
-    class OwnWarmUp(Untouchable):
-        def warm_up(self, seconds: float) -> WarmUp:
-            return WarmUp(seconds, 0.5, "own")
 
-    assert warm_up(OwnWarmUp(), 2.0) == WarmUp(2.0, 0.5, "own")
+def test_a_warm_up_in_the_background_gives_way_to_the_first_utterance(model, shared_dir):
+    """The daemon warms up on a thread: an utterance that begins meanwhile stops it at the
+    next frame and is heard whole, exactly as by a recognizer that never warmed up."""
+    pcm = FileSource(shared_dir / "audio" / "ko-read" / "picovoice_leopard_test_ko.wav").pcm
+
+    def heard(rec: VoskRecognizer) -> str:
+        stream = rec.open_stream()
+        for i in range(0, len(pcm), 640):
+            stream.feed(pcm[i : i + 640])
+        return stream.finalize().text
+
+    reports: list[WarmUp] = []
+    warming = VoskRecognizer(model, phrases=PHRASES, mode="both")
+    warm_up_later(warming, 60.0, reports.append)  # far longer than the test takes
+    assert warming.warming is not None
+    text = heard(warming)  # opening the stream waited for the warm-up to stop
+    (done,) = reports
+    assert done.stopped and 0 <= done.audio_s < 60.0
+    assert warming.warming is None
+    assert text == heard(VoskRecognizer(model, phrases=PHRASES, mode="both"))
 
 
 def test_speech_like_sound_is_reproducible_and_at_speech_level():

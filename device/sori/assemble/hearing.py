@@ -8,6 +8,7 @@ import contextlib
 import logging
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from functools import partial
 from typing import Any
 
 from sori.core.clock import Clock
@@ -24,7 +25,7 @@ from sori.hearing.audio.played import PlayedAudio
 from sori.hearing.committing import CommitSettings
 from sori.hearing.pacing import hear
 from sori.hearing.pipeline import Hearing
-from sori.hearing.stt.base import SpeechRecognizer, warm_up
+from sori.hearing.stt.base import SpeechRecognizer, WarmUp, warm_up, warm_up_later
 from sori.hearing.vad import BACKENDS as VAD_BACKENDS
 from sori.hearing.vad import EndpointSettings, SileroScorer, VoiceScorer, WebrtcScorer
 
@@ -33,29 +34,39 @@ log = logging.getLogger(__name__)
 BACKENDS = ("vosk", "sherpa")
 
 
-def build_recognizer(stt: SttConfig, phrases: list[str]) -> SpeechRecognizer:
+def build_recognizer(
+    stt: SttConfig, phrases: list[str], warm_later: bool = False
+) -> SpeechRecognizer:
     """The configured speech-to-text backend, its model loaded, biased towards `phrases`,
-    and warmed up (`stt.warm_up_s`), so that the first utterance is not the slow one."""
+    and warmed up (`stt.warm_up_s`), so that the first utterance is not the slow one;
+    `warm_later`: on a thread, which the first utterance stops (the daemon: it is ready
+    3 s sooner, and an utterance in those seconds is heard at once, a little slower)."""
     recognizer = _load_recognizer(stt, phrases)
-    if stt.warm_up_s > 0:
-        done = warm_up(recognizer, stt.warm_up_s)
-        log.info(
-            "stt: %s warmed up on %.1f s of speech-like sound in %.2f s",
-            recognizer.name,
-            done.audio_s,
-            done.took_s,
-        )
+    if warm_later:
+        warm_up_later(recognizer, stt.warm_up_s, partial(_warmed, recognizer.name))
+    elif stt.warm_up_s > 0:
+        _warmed(recognizer.name, warm_up(recognizer, stt.warm_up_s))
     return recognizer
 
 
-def hearing_recognizer(config: Config, understanding: Any) -> SpeechRecognizer:
+def _warmed(name: str, done: WarmUp) -> None:
+    how = "stopped by the first utterance after" if done.stopped else "on"
+    log.info(
+        "stt: %s warmed up %s %.1f s of speech-like sound in %.2f s",
+        name, how, done.audio_s, done.took_s,
+    )  # fmt: skip
+
+
+def hearing_recognizer(
+    config: Config, understanding: Any, warm_later: bool = False
+) -> SpeechRecognizer:
     """The recognizer every driver hears with (the microphone, replayed files, `sori
     test`, the doctor's self-test, Wyoming clients), biased towards `understanding`'s
-    phrases (blocking: the model loads here)."""
+    phrases (blocking: the model loads here); `warm_later`: see `build_recognizer`."""
     load_model_early(config.stt)  # while the phrases are listed (0.8 s for the defaults)
     phrases = understanding.phrases(config.stt.phrases.max_phrases)
     warm_auto_denoiser(config.audio)
-    return build_recognizer(config.stt, phrases)
+    return build_recognizer(config.stt, phrases, warm_later)
 
 
 def load_model_early(stt: SttConfig) -> None:

@@ -156,7 +156,7 @@ async def serve(
             from sori.assemble.hearing import hearing_recognizer  # the recognizer's libraries
 
             loading = asyncio.ensure_future(
-                asyncio.to_thread(hearing_recognizer, config, daemon.understanding)
+                asyncio.to_thread(hearing_recognizer, config, daemon.understanding, warm_later=True)
             )
             if not await _first(loading, stopping):
                 return 0

@@ -11,14 +11,16 @@ utterance (cheap). Backends live one per file and import their libraries lazily.
 
 A recognizer's first utterance is slow (vosk builds its decoding graph lazily and keeps
 what it built; thread pools start on first use), so `warm_up` decodes speech-like sound
-once at start-up, through every pass and the flush path; a backend can do better by
-defining its own `warm_up(seconds)`.
+once at start-up, through every pass and the flush path; the daemon does it in the
+background (`warm_up_later`) and the first real utterance stops it.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -94,24 +96,49 @@ class WarmUp:
     """Wall-clock time it took, in seconds."""
     text: str = ""
     """What the recognizer made of it (nonsense; for the log)."""
+    stopped: bool = False
+    """A real utterance began before the end (`warm_up_later`)."""
 
 
 def warm_up(recognizer: SpeechRecognizer, seconds: float) -> WarmUp:
     """Decode `seconds` of speech-like sound once, so the first real utterance is as fast
-    as the later ones. The recognizer's own `warm_up(seconds)` when it has one, else
-    `warm_up_streaming`. 0 seconds does nothing."""
+    as the later ones: one stream fed it in 20 ms frames, with a pause flushed in the middle
+    and audio after it (the early-commit path), then a flush and the final result: every
+    pass and every stream method runs once. 0 seconds does nothing."""
     if seconds <= 0:
         return WarmUp(0.0, 0.0)
-    custom = getattr(recognizer, "warm_up", None)
-    if callable(custom):
-        return custom(seconds)
-    return warm_up_streaming(recognizer, seconds)
+    return _warm_up(recognizer.open_stream(), seconds, threading.Event())
 
 
-def warm_up_streaming(recognizer: SpeechRecognizer, seconds: float) -> WarmUp:
-    """The generic warm-up: one stream fed `seconds` of speech-like sound in 20 ms frames,
-    with a pause flushed in the middle and audio after it (the early-commit path), then a
-    flush and the final result: every pass and every stream method runs once."""
+def warm_up_later(
+    recognizer: SpeechRecognizer, seconds: float, report: Callable[[WarmUp], None]
+) -> None:
+    """`warm_up` on a thread, so that start-up need not wait for it; `report` gets what it
+    did. A backend whose streams share its decoders (vosk) has a `warming` attribute: its
+    first real stream calls it, which stops the warm-up at the next frame and waits for its
+    stream to finish (a frame's decoding), so the utterance decodes alone and loses
+    nothing; what was warmed stays warm."""
+    if seconds <= 0:
+        return
+    stream = recognizer.open_stream()  # before `warming` is set: the warm-up's own stream
+    stop, finished = threading.Event(), threading.Event()
+
+    def run() -> None:
+        try:
+            report(_warm_up(stream, seconds, stop))
+        finally:
+            finished.set()
+
+    def halt() -> None:
+        stop.set()
+        finished.wait()
+
+    if hasattr(recognizer, "warming"):
+        recognizer.warming = halt
+    threading.Thread(target=run, name="sori-stt-warm", daemon=True).start()
+
+
+def _warm_up(stream: RecognizerStream, seconds: float, stop: threading.Event) -> WarmUp:
     import numpy as np
 
     from sori.hearing.audio.augment import to_pcm16
@@ -120,14 +147,18 @@ def warm_up_streaming(recognizer: SpeechRecognizer, seconds: float) -> WarmUp:
     started = time.perf_counter()
     pcm = to_pcm16(speech_like(seconds, np.random.default_rng(0)))
     middle = len(pcm) // 2 // FRAME_BYTES * FRAME_BYTES
-    stream = recognizer.open_stream()
-    for start in range(0, len(pcm), FRAME_BYTES):
-        if start == middle:
+    fed = 0
+    for fed in range(0, len(pcm), FRAME_BYTES):
+        if stop.is_set():
+            break
+        if fed == middle:
             stream.flush(120)
-        stream.feed(pcm[start : start + FRAME_BYTES])
-    stream.flush(120)
-    final = stream.finalize()
-    return WarmUp(len(pcm) / 2 / 16000, time.perf_counter() - started, final.text)
+        stream.feed(pcm[fed : fed + FRAME_BYTES])
+    else:
+        fed = len(pcm)
+        stream.flush(120)
+    final = stream.finalize()  # the decoders are reset for the next stream
+    return WarmUp(fed / 2 / 16000, time.perf_counter() - started, final.text, stop.is_set())
 
 
 def normalize_text(text: str) -> str:

@@ -260,6 +260,9 @@ class VoskRecognizer:
         self.agreement_floor = agreement_floor
         """The second check: see `choose`."""
         self._worker: ThreadPoolExecutor | None = None
+        self.warming: Callable[[], None] | None = None
+        """Stops a warm-up decoding with these decoders in the background
+        (sori.hearing.stt.base.warm_up_later); the next stream calls it first."""
         # the free-form pass runs in every mode: in "grammar" mode it is only the reference
         # the constrained decode is scored against, and its text is never reported
         self._free = self._new("free")
@@ -279,6 +282,9 @@ class VoskRecognizer:
         return rec
 
     def open_stream(self) -> VoskStream:
+        if self.warming is not None:  # the decoders serve one stream: the utterance's
+            halt, self.warming = self.warming, None
+            halt()
         return VoskStream(self)
 
     def twin(self) -> VoskRecognizer:
