@@ -194,6 +194,10 @@ def main() -> int:
     parser.add_argument("--commit", default="{}", help="[commit] settings as JSON")
     parser.add_argument("--vad", default="{}", help='[vad] settings as JSON: {"backend": "webrtc"}')
     parser.add_argument("--json", metavar="F", help="also write the figures here")
+    parser.add_argument(
+        "--warm-up-s", type=float, default=SttConfig().warm_up_s,
+        help="stt.warm_up_s of each recognizer (default: the config's)",
+    )  # fmt: skip
     parser.add_argument("--only", choices=("rtf", "latency"), help="run one part only")
     args = parser.parse_args()
     data = clips(Path(args.clips))
@@ -222,7 +226,7 @@ def main() -> int:
     def warm(phrases: list[str]) -> VoskRecognizer:
         """A recognizer as the daemon builds it: every phrase in one grammar, warmed up."""
         recognizer = VoskRecognizer(model, phrases=[*PHRASES, *phrases], mode="both")
-        warm_up(recognizer, SttConfig().warm_up_s)
+        warm_up(recognizer, args.warm_up_s)
         return recognizer
 
     # free-form: a fuzzy stand-in matcher (vosk's free-form CER is about 0.19);
