@@ -88,3 +88,32 @@ def test_a_bad_expectation_leaves_the_manifest_as_it_was(tmp_path, shared_dir):
     nothing = record("--manifest", str(manifest), "--label", "y", "--input", str(clip))
     assert nothing.returncode == 2 and "--intent, --transcript or --no-action" in nothing.stderr
     assert len(yaml.safe_load(manifest.read_text())["fixtures"]) == 1
+
+
+def test_an_array_s_recording_keeps_one_channel_per_microphone(tmp_path, shared_dir):
+    """With audio.channels = 4 the fixture is the array's four channels, which `sori
+    test` then hears through the array's front end; a one-channel source is refused with
+    what to give instead, and nothing is appended."""
+    import wave
+
+    from sori.hearing.audio.format import read_file, write_wav
+
+    clip = shared_dir / "audio" / "ko-read" / "picovoice_leopard_test_ko.wav"
+    mono = np.frombuffer(read_file(clip), "<i2")[: 2 * RATE_HZ]
+    four = np.stack([mono, mono // 2, mono // 3, mono // 4], axis=1)
+    recorded = tmp_path / "array.wav"
+    write_wav(recorded, four.astype("<i2").tobytes(), channels=4)
+    config = tmp_path / "sori.toml"
+    config.write_text('[audio]\nchannels = 4\n\n[audio.array]\ngeometry = "respeaker-4mic-hat"\n')
+    manifest = tmp_path / "set.yaml"
+    common = ["--manifest", str(manifest), "--config", str(config), "--no-action"]
+    done = record(*common, "--label", "room", "--input", str(recorded), "--seconds", "1")
+    assert done.returncode == 0, done.stderr
+    with wave.open(str(tmp_path / "clips" / "room.wav")) as w:
+        assert (w.getnchannels(), w.getnframes()) == (4, RATE_HZ)
+        kept = np.frombuffer(w.readframes(RATE_HZ), "<i2").reshape(-1, 4)
+    assert np.abs(kept.astype(int) - four[:RATE_HZ]).max() <= 1  # the channels, in order
+    refused = record(*common, "--label", "mono", "--input", str(clip))
+    assert refused.returncode != 0 and "audio.channels is 4" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert [f.name for f in load_manifest(manifest).fixtures] == ["room"]

@@ -63,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
         print("sori record: --seconds must be above 0 and at most 120", file=sys.stderr)
         return 2
     config = load_config(args.config)
+    channels = config.audio.channels  # an array's fixture keeps one channel per microphone
     if args.input:
         from sori.hearing.audio.sources import FileSource
 
@@ -70,9 +71,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         from sori.hearing.audio.sources import MicSource
 
-        source = MicSource(config.audio.device, config.audio.frame_ms).open()
+        source = MicSource(config.audio.device, config.audio.frame_ms, channels=channels).open()
         print(f"recording {args.seconds:g} s: speak now", file=sys.stderr)
-    pcm = capture(source, args.seconds)
-    wav = append_fixture(Path(args.manifest), args.label, pcm, expect)
-    print(f"{wav}\t{len(pcm) / 32000:.2f} s\tappended to {args.manifest}")
+    pcm = capture(source, args.seconds, channels)
+    wav = append_fixture(Path(args.manifest), args.label, pcm, expect, channels=channels)
+    seconds = len(pcm) / (32000 * channels)  # 16 kHz s16le
+    print(f"{wav}\t{seconds:.2f} s\tappended to {args.manifest}")
     return 0

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from sori.hearing.audio.format import RATE_HZ, write_wav
+from sori.hearing.audio.format import RATE_HZ, float_to_s16, write_wav
 from sori.testing.harness.manifest import ManifestError, load_manifest, read_yaml
 
 log = logging.getLogger(__name__)
@@ -25,13 +26,16 @@ LABEL = re.compile(r"^[\w.-]+$")
 """A label becomes a file name: letters (any script), digits, '_', '-', '.'."""
 
 
-def capture(source: Any, seconds: float) -> bytes:
-    """Up to `seconds` of pipeline PCM from `source` (a MicSource or a file), then close it."""
-    wanted = int(seconds * RATE_HZ) * 2
+def capture(source: Any, seconds: float, channels: int = 1) -> bytes:
+    """Up to `seconds` of pipeline PCM from `source` (a MicSource or a file), then close
+    it. With a microphone array (`channels` > 1): every channel, interleaved, as the
+    array recorded it, so that `sori test` hears the fixture through the array's front
+    end as the daemon hears the room."""
+    wanted = int(seconds * RATE_HZ) * 2 * channels
     pcm = bytearray()
     try:
-        for frame in source.frames():
-            pcm += frame.pcm
+        for piece in _pieces(source, channels):
+            pcm += piece
             if len(pcm) >= wanted:
                 break
     finally:
@@ -41,11 +45,25 @@ def capture(source: Any, seconds: float) -> bytes:
     return bytes(pcm[:wanted])
 
 
+def _pieces(source: Any, channels: int) -> Iterator[bytes]:
+    """`source`'s audio as s16le PCM, `channels` interleaved."""
+    if channels == 1:
+        yield from (frame.pcm for frame in source.frames())
+        return
+    for frame in source.channel_frames(channels):  # an AudioError for a wrong count
+        yield float_to_s16(frame.samples.reshape(-1))
+
+
 def append_fixture(
-    manifest_path: Path, label: str, pcm: bytes, expect: dict[str, Any], clips: str = "clips"
+    manifest_path: Path,
+    label: str,
+    pcm: bytes,
+    expect: dict[str, Any],
+    clips: str = "clips",
+    channels: int = 1,
 ) -> Path:
-    """Write `pcm` as `clips/<label>.wav` beside the manifest and append the fixture
-    (created if the manifest does not exist); the WAV's path."""
+    """Write `pcm` (`channels` interleaved) as `clips/<label>.wav` beside the manifest and
+    append the fixture (created if the manifest does not exist); the WAV's path."""
     if not LABEL.match(label):
         raise ManifestError(f"--label {label!r}: use letters, digits, '_', '-' or '.'")
     if not expect:
@@ -63,7 +81,7 @@ def append_fixture(
         raise ManifestError(f"{manifest_path}: fixtures: must be a list")
     fixtures.append({"name": label, "audio": f"{clips}/{label}.wav", "expect": expect})
     folder.mkdir(parents=True, exist_ok=True)
-    write_wav(wav, pcm)
+    write_wav(wav, pcm, channels=channels)
     manifest_path.write_text(
         yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8"
     )
