@@ -130,3 +130,33 @@ def test_sori_wake_hears_a_phrase_across_the_array_and_refuses_a_mono_file(
     assert found["phrase"] == "현재" and found["file"].endswith("wake-room.wav")
     assert LEAD_S + 0.5 < found["start_s"] < found["end_s"] < LEAD_S + 1.2  # 0.66-1.05 s in
     assert "close.wav: 1 channel(s), but audio.channels is 4" in done.stderr
+
+
+def test_an_array_s_raw_pcm_on_stdin_is_heard_as_its_file(recordings, tmp_path):
+    """`sori replay -` of the array's recording as raw interleaved PCM at 48 kHz (as
+    `arecord -c 4` would pipe it) commits what the WAV file does, from the same
+    direction; with --channels not the array's it says what to give."""
+    from sori.hearing.audio.format import read_channels
+
+    config = write_config(tmp_path, "mqtt://127.0.0.1:1", ARRAY_TOML)
+    room = read_channels(str(recordings["room"]), 4)
+    at_48k = np.repeat(room, 3, axis=0)  # 16 → 48 kHz, each sample held three times
+    raw = (np.clip(at_48k, -1, 1) * 32767).astype("<i2").tobytes()
+
+    def piped(channels: int) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "sori", "replay", "--no-wake", "--json", "--config",
+             str(config), "--format", "s16le", "--rate", "48000", "--channels",
+             str(channels), "-"],
+            input=raw if channels == 4 else raw[: len(raw) // 4], capture_output=True,
+            timeout=300,
+        )  # fmt: skip
+
+    done = piped(4)
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    heard = [json.loads(line) for line in done.stdout.splitlines()]
+    (command,) = [r for r in heard if r["intent"]]
+    assert (command["transcript"], command["intent"]) == ("에어컨 꺼 줘", "HassTurnOff")
+    assert abs((command["doa_deg"] - TALKER_DEG + 180) % 360 - 180) <= 10
+    wrong = piped(1)
+    assert wrong.returncode != 0 and "give --channels 4" in wrong.stderr.decode()

@@ -217,7 +217,7 @@ def build_dereverb(dereverb: str, channels: int) -> Dereverberator | None:
 def source_frames(source: Any, config: Config) -> Iterable[AudioFrame] | Iterable[ChannelFrame]:
     """What `source` yields for the front end: its pipeline frames with one microphone,
     each microphone's channel with an array; an AudioError for a source that has no
-    channels to give (raw PCM on stdin, a test fixture)."""
+    channels to give (a test's fixture of mono frames)."""
     channels = config.audio.channels
     if channels == 1:
         return source.frames()
@@ -225,7 +225,7 @@ def source_frames(source: Any, config: Config) -> Iterable[AudioFrame] | Iterabl
     if channel_frames is None:
         raise AudioError(
             f"{source.name}: audio.channels is {channels} (a microphone array), which "
-            "hears WAV/FLAC files or a microphone with one channel per microphone"
+            "hears WAV/FLAC files, raw PCM or a microphone with one channel per microphone"
         )
     return channel_frames(channels)
 

@@ -144,6 +144,29 @@ class RawSource:
     def frames(self) -> Iterator[AudioFrame]:
         chunker = FrameChunker(self._frame_ms)
         resampler = _Resampler(self._rate_hz)
+        for x in self._decoded():
+            yield from chunker.push(resampler.push(x.mean(axis=1)))
+        yield from chunker.push(resampler.flush())
+        yield from chunker.flush()
+
+    def channel_frames(self, channels: int) -> Iterator[ChannelFrame]:
+        """The stream as a microphone array recorded it, one column per microphone
+        (`--channels` must be the array's `audio.channels`)."""
+        if channels != self._channels:
+            raise AudioError(
+                f"{self.name}: {self._channels} channel(s) (--channels), but audio.channels "
+                f"is {channels} (one per microphone of the array); give --channels {channels}"
+            )
+        chunker = ChannelChunker(self._frame_ms, channels)
+        resampler = _Resampler(self._rate_hz, channels)
+        for x in self._decoded():
+            yield from chunker.push(resampler.push_channels(x))
+        yield from chunker.push(resampler.flush_channels(channels))
+        yield from chunker.flush()
+
+    def _decoded(self) -> Iterator[np.ndarray]:
+        """The stream's samples as they arrive, float shaped (samples, channels), at its
+        own rate; an AudioError when it held none."""
         carry = b""
         total = 0
         while True:
@@ -154,10 +177,7 @@ class RawSource:
             usable = len(data) - len(data) % self._step
             carry = data[usable:]
             total += usable
-            x = decode_raw(data[:usable], self._format, self._rate_hz, self._channels)
-            yield from chunker.push(resampler.push(x.mean(axis=1)))
-        yield from chunker.push(resampler.flush())
-        yield from chunker.flush()
+            yield decode_raw(data[:usable], self._format, self._rate_hz, self._channels)
         if total == 0:
             raise AudioError(f"{self.name}: no audio (0 bytes of {self._format} PCM)")
 
@@ -196,6 +216,12 @@ class _Resampler:
         if self._stream is None:
             return b""
         return float_to_s16(self._stream.resample_chunk(np.zeros(0, np.float32), last=True))
+
+    def flush_channels(self, channels: int) -> np.ndarray:
+        """What the resampler still holds of every channel, shaped (samples, channels)."""
+        if self._stream is None:
+            return np.zeros((0, channels), np.float32)
+        return self._stream.resample_chunk(np.zeros((0, channels), np.float32), last=True)
 
 
 class MicSource:
