@@ -14,7 +14,7 @@ from sori.core.config import Config
 from sori.core.config.sections import VoskConfig
 from sori.hearing.audio.sources import FileSource
 from sori.hearing.audio.synthetic import speech_like
-from sori.hearing.stt.base import WarmUp, warm_up, warm_up_later
+from sori.hearing.stt.base import WarmUp, stop_warm_up, warm_up, warm_up_later
 from sori.hearing.stt.vosk import VoskRecognizer, load_model
 
 PHRASES = ["거실 불 켜 줘", "거실 불 꺼 줘", "안방 에어컨 꺼 줘", "커튼 쳐 줘", "지금 몇 시야"]
@@ -123,6 +123,18 @@ def test_a_warm_up_in_the_background_gives_way_to_the_first_utterance(model, sha
     assert done.stopped and 0 <= done.audio_s < 60.0
     assert warming.warming is None
     assert text == heard(VoskRecognizer(model, phrases=PHRASES, mode="both"))
+
+
+def test_a_warm_up_in_the_background_ends_when_sori_stops(model):
+    """The daemon's stop ends it too: its decoding on the recognizer's worker thread
+    would otherwise hold the interpreter's exit until the end of the warm-up."""
+    reports: list[WarmUp] = []
+    warming = VoskRecognizer(model, phrases=PHRASES, mode="both")
+    warm_up_later(warming, 60.0, reports.append)
+    stop_warm_up(warming)
+    (done,) = reports
+    assert done.stopped and warming.warming is None
+    stop_warm_up(warming)  # nothing left to stop
 
 
 def test_speech_like_sound_is_reproducible_and_at_speech_level():

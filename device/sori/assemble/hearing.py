@@ -50,11 +50,14 @@ def build_recognizer(
 
 
 def _warmed(name: str, done: WarmUp) -> None:
-    how = "stopped by the first utterance after" if done.stopped else "on"
+    how = (
+        "warm-up stopped (an utterance began, or Sori stops) after"
+        if done.stopped
+        else "warmed up on"
+    )
     log.info(
-        "stt: %s warmed up %s %.1f s of speech-like sound in %.2f s",
-        name, how, done.audio_s, done.took_s,
-    )  # fmt: skip
+        "stt: %s %s %.1f s of speech-like sound in %.2f s", name, how, done.audio_s, done.took_s
+    )
 
 
 def hearing_recognizer(

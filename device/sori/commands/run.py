@@ -154,6 +154,7 @@ async def serve(
         recognizer = None
         if args.input != "none" or config.wyoming.enabled:  # loaded once, for both
             from sori.assemble.hearing import hearing_recognizer  # the recognizer's libraries
+            from sori.hearing.stt.base import stop_warm_up
 
             loading = asyncio.ensure_future(
                 asyncio.to_thread(hearing_recognizer, config, daemon.understanding, warm_later=True)
@@ -161,6 +162,7 @@ async def serve(
             if not await _first(loading, stopping):
                 return 0
             recognizer = loading.result()
+            daemon.stoppers.append(lambda: stop_warm_up(recognizer))
         link = None
         if config.wyoming.enabled:
             from sori.serving.wyoming_server import announce_name, serve_beside

@@ -138,6 +138,16 @@ def warm_up_later(
     threading.Thread(target=run, name="sori-stt-warm", daemon=True).start()
 
 
+def stop_warm_up(recognizer: SpeechRecognizer) -> None:
+    """Stop `warm_up_later`'s warm-up of `recognizer`, if one runs, and wait for it (a
+    frame's decoding): before a stream of its own, and when the daemon stops (its decoding
+    on the recognizer's worker thread would hold the interpreter's exit)."""
+    halt = getattr(recognizer, "warming", None)
+    if halt is not None:
+        recognizer.warming = None  # type: ignore[attr-defined]
+        halt()
+
+
 def _warm_up(stream: RecognizerStream, seconds: float, stop: threading.Event) -> WarmUp:
     import numpy as np
 

@@ -37,7 +37,7 @@ from typing import Any
 
 from sori.core.errors import ConfigError, DependencyError, ModelError
 from sori.core.hangul import is_hangul, split_syllable
-from sori.hearing.stt.base import Hypothesis, Word, normalize_text
+from sori.hearing.stt.base import Hypothesis, Word, normalize_text, stop_warm_up
 from sori.hearing.stt.tokens import spoken_text
 
 log = logging.getLogger(__name__)
@@ -282,9 +282,7 @@ class VoskRecognizer:
         return rec
 
     def open_stream(self) -> VoskStream:
-        if self.warming is not None:  # the decoders serve one stream: the utterance's
-            halt, self.warming = self.warming, None
-            halt()
+        stop_warm_up(self)  # the decoders serve one stream: the utterance's
         return VoskStream(self)
 
     def twin(self) -> VoskRecognizer:
