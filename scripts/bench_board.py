@@ -20,7 +20,9 @@ README's board table; figures from another machine are not that board's.
 to the daemon's "ready" log line) of `sori run` with the embedded defaults (no sori.toml,
 an empty HOME), hearing a file (`--input`, default a shared clip: recognizer, wake detector
 and the denoiser load, as with the microphone) or `--input none`; `--tree NAME=DIR` compares
-package trees (e.g. `git archive HEAD device | tar -x -C /tmp/before`), run alternately:
+package trees (e.g. `git archive HEAD device | tar -x -C /tmp/before`), run alternately;
+`--profile NAME` (repeatable) runs it under a board profile (`[board] profile`), so this
+machine shows what each profile loads (its times are this machine's, not the board's):
 
     .venv/bin/python scripts/bench_board.py --footprint --runs 3 \
         --tree before=/tmp/before/device --tree after=device
@@ -118,9 +120,28 @@ def llm_speed() -> dict:
     return {"prompt_tok_s": len(prompt) / prompt_s, "gen_tok_s": generated / gen_s}
 
 
-def run_once(tree: Path, input_name: str) -> dict:
-    """One `sori run` of `tree` with the embedded defaults: seconds to "ready", peak RSS."""
+def profile_config(profile: str) -> str:
+    """A sori.toml of a fresh install's config (the example's home, actions in the dry
+    run, every other key at its default) with `[board] profile` set."""
+    example = (REPO / "device" / "sori.example.toml").read_text(encoding="utf-8").splitlines()
+    start = example.index("[home]")
+    end = next(
+        i
+        for i in range(start + 1, len(example))
+        if example[i].startswith("[") and not example[i].lstrip("[").startswith("home")
+    )
+    home = "\n".join(example[start:end])
+    return f'{home}\n[actions]\ndefault_handler = "dry_run"\n\n[board]\nprofile = "{profile}"\n'
+
+
+def run_once(tree: Path, input_name: str, profile: str = "") -> dict:
+    """One `sori run` of `tree` with the embedded defaults (and a board `profile`, "" for
+    the one detected): seconds to "ready", peak RSS."""
     with tempfile.TemporaryDirectory(prefix="sori-footprint-") as home:
+        if profile:
+            folder = Path(home) / ".config" / "sori"
+            folder.mkdir(parents=True)
+            (folder / "sori.toml").write_text(profile_config(profile), encoding="utf-8")
         env = {"PATH": os.environ["PATH"], "HOME": home, "PYTHONPATH": str(tree.resolve()),
                "LANG": "C.UTF-8"}  # fmt: skip
         out = str(Path(home) / "out.wav")
@@ -145,12 +166,16 @@ def run_once(tree: Path, input_name: str) -> dict:
             "vosk_loads": loads}  # fmt: skip
 
 
-def footprint(trees: list[tuple[str, Path]], input_name: str, runs: int) -> dict:
-    """`runs` runs of each tree, alternating, so a busy machine slows each alike."""
-    results: dict[str, list[dict]] = {name: [] for name, _ in trees}
+def footprint(
+    trees: list[tuple[str, Path]], input_name: str, runs: int, profiles: list[str]
+) -> dict:
+    """`runs` runs of each tree (under each board profile), alternating, so a busy machine
+    slows each alike."""
+    pairs = [(f"{name}@{p}" if p else name, tree, p) for name, tree in trees for p in profiles]
+    results: dict[str, list[dict]] = {label: [] for label, _, _ in pairs}
     for _ in range(runs):
-        for name, tree in trees:
-            results[name].append(run_once(tree, input_name))
+        for label, tree, profile in pairs:
+            results[label].append(run_once(tree, input_name, profile))
     return results
 
 
@@ -171,6 +196,10 @@ def main() -> int:
     )
     parser.add_argument("--input", default="", help="sori run --input (default a shared clip)")
     parser.add_argument("--runs", type=int, default=2, help="footprint runs per tree")
+    parser.add_argument(
+        "--profile", action="append", default=[], metavar="NAME",
+        help="footprint under this [board] profile (repeat; default: the one detected)",
+    )  # fmt: skip
     args = parser.parse_args()
     folder = Path(args.shared) / "audio" / "ko-read"
     if not (folder / "manifest.tsv").is_file():
@@ -179,7 +208,9 @@ def main() -> int:
     if args.footprint:
         trees = [(t.split("=", 1)[0], Path(t.split("=", 1)[1])) for t in args.tree]
         input_name = args.input or str((folder / "zeroth_104_003_0294.wav").resolve())
-        found = footprint(trees or [("this", REPO / "device")], input_name, args.runs)
+        found = footprint(
+            trees or [("this", REPO / "device")], input_name, args.runs, args.profile or [""]
+        )
         if args.json:
             print(json.dumps(found))
             return 0
