@@ -97,7 +97,7 @@ class WarmUp:
     text: str = ""
     """What the recognizer made of it (nonsense; for the log)."""
     stopped: bool = False
-    """A real utterance began before the end (`warm_up_later`)."""
+    """Stopped before the end: a real utterance began, or Sori stopped (`warm_up_later`)."""
 
 
 def warm_up(recognizer: SpeechRecognizer, seconds: float) -> WarmUp:
