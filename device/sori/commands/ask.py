@@ -99,8 +99,7 @@ async def _settled(config: Config, home: Home, presets: Presets, text: str) -> T
         try:
             found = await answered(found, answerer)
         finally:
-            if answerer.source is not None:
-                await answerer.source.close()
+            await answerer.close()
         reason = "answered from the home's state"
     elif found["intent"] is not None and "parts" in found["slots"]:
         reason = "several commands matched part by part"

@@ -54,8 +54,8 @@ async def _understand_all(
                 found = await answered(found, answerer)
             print(format_line(_line(text, found, started_ns), as_json), flush=True)
     finally:
-        if answerer is not None and answerer.source is not None:
-            await answerer.source.close()
+        if answerer is not None:
+            await answerer.close()
 
 
 def understand(understanding: Any, text: str) -> dict:
