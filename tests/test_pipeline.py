@@ -48,6 +48,7 @@ class Understanding:
 
 
 SPEECH = [(300, False), (700, True), (800, False)]  # speech 0.3-1.0 s
+LIGHT_ON = "거실 불 켜 줘"
 
 
 def hearing_for(scripts, clock, understanding=None, **commit):
@@ -284,11 +285,63 @@ def test_the_flush_runs_on_the_first_silent_frame_and_the_commit_when_the_gate_o
     )
     events = run_frames(hearing, tone_frames(SPEECH), clock)
     stream = hearing.recognizer.streams[0]
-    # pre-roll and speech (0.1-1.0 s) in 20 ms frames, one silent frame, then the flush
-    assert stream.feeds[: stream.feeds.index(6_400) + 1] == [640] * 46 + [6_400]
+    # pre-roll and speech (0.1-1.0 s), then the flush on the first silent frame, which
+    # waited (it is quiet): the cut comes where the speech ended, the frame after it
+    assert stream.flushes == [(32 * 900, 32 * 20)]
+    assert sum(stream.feeds[: stream.feeds.index(6_400)]) == 32 * 900
     (closed,) = [e for e in of(events, TranscriptPartial) if e.text == "거실 불 켜 줘"]
     assert closed.t_ns == 1_020 * MS  # caught up while the silence gate was still shut
     assert of(events, IntentCommitted)[0].t_ns == 1_040 * MS
+
+
+class TrailingScorer:
+    """Silero's way: the score stays up for `frames` frames after the voice stops."""
+
+    def __init__(self, frames: int) -> None:
+        self.voice, self.frames, self.left = EnergyScorer(), frames, 0
+
+    def score(self, pcm: bytes) -> float:
+        self.left = self.frames if self.voice.score(pcm) else max(0, self.left - 1)
+        return 1.0 if self.voice.score(pcm) or self.left else 0.0
+
+
+def test_the_cut_comes_where_the_speech_ended_not_where_the_score_fell():
+    """Quiet frames the voice detector still calls voice wait: the pause's flush cuts the
+    recognizer before them and hands them on after the cut, and nothing is lost."""
+    clock = FakeClock()
+    hearing = Hearing(
+        TrailingScorer(frames=3), ScriptedRecognizer([([Cue(900, LIGHT_ON)], LIGHT_ON)]),
+        Understanding(), clock=clock,
+        endpoint=EndpointSettings(frame_ms=20, start_ms=60, stop_ms=400, pre_roll_ms=200),
+        commit=CommitSettings(silence_ms=40, flush_ms=200),
+    )  # fmt: skip
+    events = run_frames(hearing, tone_frames(SPEECH), clock)
+    stream = hearing.recognizer.streams[0]
+    # pre-roll and speech (0.1-1.0 s) before the cut; the two frames the score trailed
+    # over and the first it called silent after it
+    assert stream.flushes == [(32 * 900, 32 * 60)]
+    assert of(events, IntentCommitted)[0].t_ns == 1_080 * MS  # the score fell at 1.04 s
+    # the pre-roll and everything after it up to the stop, 400 ms into the silence
+    assert stream.fed_ms == 1_340
+
+
+def test_quiet_frames_within_speech_are_heard_in_their_place():
+    """A gap shorter than the score's trail is no pause: its quiet frames wait, then
+    reach the recognizer before the speech after them."""
+    clock = FakeClock()
+    speech = [(300, False), (400, True), (40, False), (300, True), (800, False)]
+    hearing = Hearing(
+        TrailingScorer(frames=3), ScriptedRecognizer([([Cue(900, LIGHT_ON)], LIGHT_ON)]),
+        Understanding(), clock=clock,
+        endpoint=EndpointSettings(frame_ms=20, start_ms=60, stop_ms=400, pre_roll_ms=200),
+        commit=CommitSettings(silence_ms=40, flush_ms=200),
+    )  # fmt: skip
+    run_frames(hearing, tone_frames(speech), clock)
+    stream = hearing.recognizer.streams[0]
+    gap = stream.feeds.index(1_280)  # the gap's two frames, when the speech went on
+    assert sum(stream.feeds[:gap]) == 32 * 600
+    assert stream.flushes == [(32 * 940, 32 * 60)]  # one pause: after the speech
+    assert stream.fed_ms == 1_380  # all of it up to the stop
 
 
 def test_a_command_the_speaker_goes_on_from_with_go_is_held_for_the_final_transcript():
@@ -431,7 +484,7 @@ def test_a_turn_a_phrase_opens_in_the_breath_before_its_command_waits_for_the_co
     events = run_frames(hearing, frames, clock)
     assert len(of(events, WakeDetected)) == 1
     (stream,) = recognizer.streams
-    flushed_at_ms = [sum(stream.feeds[:i]) / 32 for i, n in enumerate(stream.feeds) if n > 640]
+    flushed_at_ms = [fed / 32 for fed, _ in stream.flushes]
     assert (
         flushed_at_ms and min(flushed_at_ms) >= 1000
     )  # in the pause after the command (1.0 s of the turn)

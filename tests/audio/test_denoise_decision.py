@@ -48,7 +48,8 @@ class StubStream:
         self._pcm += pcm
         return None
 
-    def flush(self, silence_ms: int) -> Hypothesis | None:
+    def flush(self, silence_ms: int, after: bytes = b"") -> Hypothesis | None:
+        self._pcm += after
         return None
 
     def finalize(self) -> Hypothesis:

@@ -237,6 +237,20 @@ def test_a_flush_mid_phrase_is_undone_when_speech_goes_on(leopard, vosk_model):
     assert final.lr_score is not None and final.lr_score > 0
 
 
+def test_speech_in_what_a_flush_hears_after_its_cut_undoes_the_cut(leopard, vosk_model):
+    """The pipeline hands a flush the quiet frames after the speech, to be heard after the
+    cut; should they hold speech after all, it is heard in its place, not lost."""
+    recognizer = VoskRecognizer(vosk_model, phrases=[*PHRASES, LEOPARD_TRANSCRIPT], mode="both")
+    pause, tail = 32 * 2_500, 32 * 300
+    stream = recognizer.open_stream()
+    feed(stream, leopard[:pause])
+    stream.flush(120, leopard[pause : pause + tail])
+    feed(stream, leopard[pause + tail :])
+    final = stream.finalize()
+    assert final.source == "grammar"
+    assert agreement(final.text, LEOPARD_TRANSCRIPT) >= 0.9
+
+
 def test_a_flush_after_a_whole_phrase_scores_both_passes_at_once(leopard, vosk_model):
     """The early-commit path: at the pause after a complete phrase both passes are cut at
     the same point, so the ratio is known before the final result."""

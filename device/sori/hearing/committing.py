@@ -25,11 +25,13 @@ closing word has not appeared.
 from __future__ import annotations
 
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from sori.core.clock import Clock
 from sori.core.events import Event, IntentCommitted, IntentCorrected, IntentNotRecognized
+from sori.hearing.audio.format import AudioFrame
 from sori.hearing.stt.base import Hypothesis, RecognizerStream
 from sori.understanding.intents.splitting import continues
 
@@ -88,6 +90,9 @@ class Turn:
     """A partial ended in a connective (켜고, 그리고, 이랑): no early commit in this
     utterance; the final transcript decides."""
     pad_credit_ns: int = 0
+    quiet: deque[AudioFrame] = field(default_factory=deque)
+    """Quiet frames the recognizer has not heard yet (sori.hearing.pipeline.QUIET_HOLD_MS)."""
+    quiet_ns: int = 0
     busy_ns: dict[str, int] = field(default_factory=lambda: {"vad": 0, "stt": 0, "understand": 0})
 
 

@@ -57,11 +57,17 @@ from sori.hearing.audio.ring import FrameRing
 from sori.hearing.committing import CommitSettings, Committer, Turn, Understanding
 from sori.hearing.stt.base import Hypothesis, SpeechRecognizer
 from sori.hearing.stt.tokens import spoken_text
-from sori.hearing.vad import Endpointer, EndpointSettings, VoiceScorer
+from sori.hearing.vad import Endpointer, EndpointSettings, VoiceScorer, is_quiet
 from sori.hearing.wake.base import WakeDetector
 from sori.hearing.wake_gate import Gate, WakeGate
 
 MS = 1_000_000
+BYTES_PER_MS = 32
+"""16 kHz s16le."""
+QUIET_HOLD_MS = 60
+"""How long quiet frames may wait for the recognizer (`Hearing._feed`): as long as
+Silero's score still calls voice after the speech ended (up to 60 ms), so that where a
+pause begins they have not been decoded yet."""
 
 
 class Steering(Protocol):
@@ -355,24 +361,59 @@ class Hearing:
         self._turn.busy_ns["stt"] += time.perf_counter_ns() - t0
 
     def _feed(self, frame: AudioFrame, events: list[Event]) -> None:
+        """`frame` for the recognizer. When pauses are flushed, the last `QUIET_HOLD_MS`
+        of quiet frames (no louder than the room) wait for what follows them: should a
+        pause be flushed there, the recognizer is cut before them (`_flush`)."""
         turn = self._turn
         assert turn is not None
+        if not self.commits.settings.flush_ms:
+            self._hear(turn, frame.pcm, events)
+        elif is_quiet(frame.pcm, self.endpointer.floor_db):
+            turn.quiet.append(frame)
+            turn.quiet_ns += frame.duration_ns
+            while turn.quiet_ns > QUIET_HOLD_MS * MS:
+                oldest = turn.quiet.popleft()
+                turn.quiet_ns -= oldest.duration_ns
+                self._hear(turn, oldest.pcm, events)
+        else:
+            self._hear_quiet(turn, events)
+            self._hear(turn, frame.pcm, events)
+
+    def _hear(self, turn: Turn, pcm: bytes, events: list[Event]) -> None:
         t0 = time.perf_counter_ns()
-        hyp = turn.stream.feed(frame.pcm)
+        hyp = turn.stream.feed(pcm)
         turn.busy_ns["stt"] += time.perf_counter_ns() - t0
-        turn.audio_ns += frame.duration_ns
+        turn.audio_ns += len(pcm) * MS // BYTES_PER_MS
         self._show(turn, hyp, events)
 
+    def _hear_quiet(self, turn: Turn, events: list[Event]) -> None:
+        """The recognizer hears the quiet frames that waited."""
+        if turn.quiet:
+            self._hear(turn, b"".join(frame.pcm for frame in turn.quiet), events)
+            turn.quiet.clear()
+            turn.quiet_ns = 0
+
     def _flush(self, turn: Turn, events: list[Event]) -> None:
+        """A pause: the recognizer is cut where the speech ended, before the quiet frames
+        that waited (the voice detector's score trails the speech by a few frames), and
+        hears them, and as much silence as makes `flush_ms`, after the cut. A cut right at
+        the end of speech costs vosk half as much as one 40 ms into the silence, most of
+        all the first time it hears the words (docs/benchmarks.md)."""
         t0 = time.perf_counter_ns()
+        after = b"".join(frame.pcm for frame in turn.quiet)
+        turn.quiet.clear()
+        turn.quiet_ns = 0
         held = self.denoise.drain() if self.denoise is not None else b""
-        if held:  # the denoiser's last few ms of speech, before the silence ahead of time
-            self._show(turn, turn.stream.feed(held), events)
+        if held and not after:  # the denoiser's last few ms of speech, before the cut
+            self._hear(turn, held, events)
+        else:
+            after += held  # later than the quiet frames
         flush_ms = self.commits.settings.flush_ms
-        hyp = turn.stream.flush(flush_ms)
+        hyp = turn.stream.flush(flush_ms, after)
         turn.busy_ns["stt"] += time.perf_counter_ns() - t0
-        turn.audio_ns += flush_ms * MS
-        turn.pad_credit_ns += flush_ms * MS
+        padded_ns = max(flush_ms * MS, len(after) * MS // BYTES_PER_MS)
+        turn.audio_ns += padded_ns
+        turn.pad_credit_ns += padded_ns - len(after) * MS // BYTES_PER_MS
         self._show(turn, hyp, events)
 
     def _show(self, turn: Turn, hyp: Hypothesis | None, events: list[Event]) -> None:
@@ -413,6 +454,7 @@ class Hearing:
         turn = self._turn
         assert turn is not None
         self._turn = None
+        self._hear_quiet(turn, events)
         t0 = time.perf_counter_ns()
         final = turn.stream.finalize()
         turn.busy_ns["stt"] += time.perf_counter_ns() - t0

@@ -175,6 +175,18 @@ def band_energy_db(pcm: bytes) -> float:
     return max(SILENCE_DB, 10 * math.log10(power)) if power > 0 else SILENCE_DB
 
 
+QUIET_MARGIN_DB = 3.0
+"""A frame at most this far above the noise floor is quiet (`is_quiet`): the floor
+is the loudest of steady frames, so room noise stays under it, and speech is louder."""
+
+
+def is_quiet(pcm: bytes, floor_db: float) -> bool:
+    """Whether a frame is no louder than the noise floor by `QUIET_MARGIN_DB`: where a run
+    of quiet frames begins, the speech ended, a few frames before the voice detector's
+    score says so (Silero's trails it by up to 60 ms)."""
+    return band_energy_db(pcm) <= floor_db + QUIET_MARGIN_DB
+
+
 @dataclass(frozen=True, slots=True)
 class EndpointSettings:
     """Thresholds, hysteresis and the noise floor of the endpointer."""
@@ -325,6 +337,11 @@ class Endpointer:
         self.state = EndpointState()
         self.utterance_id = -1
         """Id of the current or last utterance; -1 before the first."""
+
+    @property
+    def floor_db(self) -> float:
+        """The room's noise floor as it stands (see the module docstring)."""
+        return self.state.floor_db
 
     @property
     def trailing_silence_ns(self) -> int:

@@ -72,6 +72,8 @@ class ScriptedStream:
         self.fed_bytes = 0
         self.feeds: list[int] = []
         """Size of each piece of audio fed, in bytes."""
+        self.flushes: list[tuple[int, int]] = []
+        """(bytes fed before, bytes of `after`) of each flush."""
         self.finalized = False
         self._shown = ""
 
@@ -89,8 +91,9 @@ class ScriptedStream:
             return Hypothesis(cue.text, source=cue.source, lr_score=cue.lr_score)
         return None
 
-    def flush(self, silence_ms: int) -> Hypothesis | None:
-        return self.feed(bytes(32 * silence_ms))
+    def flush(self, silence_ms: int, after: bytes = b"") -> Hypothesis | None:
+        self.flushes.append((self.fed_bytes, len(after)))
+        return self.feed(after + bytes(max(0, 32 * silence_ms - len(after))))
 
     def finalize(self) -> Hypothesis:
         self.finalized = True

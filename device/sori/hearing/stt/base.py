@@ -65,11 +65,14 @@ class RecognizerStream(Protocol):
         """Accept 16 kHz mono s16le audio; the new partial hypothesis when it changed."""
         ...
 
-    def flush(self, silence_ms: int) -> Hypothesis | None:
+    def flush(self, silence_ms: int, after: bytes = b"") -> Hypothesis | None:
         """A pause began: catch up as if `silence_ms` of silence had been heard, so the
-        hypothesis reaches the end of speech now; the new partial when it changed. The
-        pause may be only a gap between words: audio fed afterwards must carry on the same
-        utterance as if the pause had been `silence_ms` long."""
+        hypothesis reaches the end of speech now; the new partial when it changed. `after`
+        is audio heard after the speech ended (quiet, and perhaps a faint tail of it): it
+        begins the `silence_ms`, so a backend that closes what it heard at a pause closes
+        it before `after`. The pause may be only a gap between words: audio fed afterwards
+        must carry on the same utterance as if the pause had been `silence_ms` long (or
+        `after`, if longer)."""
         ...
 
     def finalize(self) -> Hypothesis:

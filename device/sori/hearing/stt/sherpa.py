@@ -290,9 +290,9 @@ class SherpaStream:
         self._last = text
         return Hypothesis(text)
 
-    def flush(self, silence_ms: int) -> Hypothesis | None:
+    def flush(self, silence_ms: int, after: bytes = b"") -> Hypothesis | None:
         """Silence ahead of time, so the encoder's last chunk covers the end of speech."""
-        return self.feed(bytes(32 * silence_ms))
+        return self.feed(after + bytes(max(0, 32 * silence_ms - len(after))))
 
     def finalize(self) -> Hypothesis:
         # Pad with silence so the last chunk reaches the encoder, then close the stream.

@@ -553,11 +553,13 @@ class VoskStream:
         self._each(lambda p: p.feed(pcm))
         return self._changed()
 
-    def flush(self, silence_ms: int) -> Hypothesis | None:
-        """Catch up now, as if `silence_ms` of silence had been heard. The grammar pass is
-        cut (tentatively), so its words are final; when they end in one of the grammar's
-        phrases, the free-form pass is cut at the same point, so both have a score for the
-        same audio and the ratio decides at once. Otherwise the free-form pass hears the
+    def flush(self, silence_ms: int, after: bytes = b"") -> Hypothesis | None:
+        """Catch up now, as if `silence_ms` of silence had been heard, beginning with
+        `after` (heard after the speech ended; should it hold words after all, the cut is
+        undone: see `_Pass`). The grammar pass is cut (tentatively), so its words are
+        final; when they end in one of the grammar's phrases, the free-form pass is cut at
+        the same point, so both have a score for the same audio and the ratio decides at
+        once. Otherwise the free-form pass hears the
         silence ahead of time (its decoder shows the last words only once the chunk after
         them is evaluated): decoding to a final result is costlier for the large graph, and
         undoing a cut means decoding the segment again.
@@ -570,7 +572,7 @@ class VoskStream:
         that is undone, its segment decoded again, if speech goes on. So on a segment
         longer than `GUESS_MAX_S` the cuts run one after the other, the free-form one only
         when the grammar pass's final words end in a phrase."""
-        padding = bytes(BYTES_PER_S * silence_ms // 1000)
+        padding = after + bytes(max(0, BYTES_PER_S * silence_ms // 1000 - len(after)))
         gram, free = self._gram, self._free
         if gram is None:
             free.feed(padding)
