@@ -305,16 +305,21 @@ class TrailingScorer:
         return 1.0 if self.voice.score(pcm) or self.left else 0.0
 
 
-def test_the_cut_comes_where_the_speech_ended_not_where_the_score_fell():
-    """Quiet frames the voice detector still calls voice wait: the pause's flush cuts the
-    recognizer before them and hands them on after the cut, and nothing is lost."""
-    clock = FakeClock()
-    hearing = Hearing(
+def trailing_hearing(clock):
+    """A pipeline whose voice detector's score trails the speech by two frames."""
+    return Hearing(
         TrailingScorer(frames=3), ScriptedRecognizer([([Cue(900, LIGHT_ON)], LIGHT_ON)]),
         Understanding(), clock=clock,
         endpoint=EndpointSettings(frame_ms=20, start_ms=60, stop_ms=400, pre_roll_ms=200),
         commit=CommitSettings(silence_ms=40, flush_ms=200),
     )  # fmt: skip
+
+
+def test_the_cut_comes_where_the_speech_ended_not_where_the_score_fell():
+    """Quiet frames the voice detector still calls voice wait: the pause's flush cuts the
+    recognizer before them and hands them on after the cut, and nothing is lost."""
+    clock = FakeClock()
+    hearing = trailing_hearing(clock)
     events = run_frames(hearing, tone_frames(SPEECH), clock)
     stream = hearing.recognizer.streams[0]
     # pre-roll and speech (0.1-1.0 s) before the cut; the two frames the score trailed
@@ -330,12 +335,7 @@ def test_quiet_frames_within_speech_are_heard_in_their_place():
     reach the recognizer before the speech after them."""
     clock = FakeClock()
     speech = [(300, False), (400, True), (40, False), (300, True), (800, False)]
-    hearing = Hearing(
-        TrailingScorer(frames=3), ScriptedRecognizer([([Cue(900, LIGHT_ON)], LIGHT_ON)]),
-        Understanding(), clock=clock,
-        endpoint=EndpointSettings(frame_ms=20, start_ms=60, stop_ms=400, pre_roll_ms=200),
-        commit=CommitSettings(silence_ms=40, flush_ms=200),
-    )  # fmt: skip
+    hearing = trailing_hearing(clock)
     run_frames(hearing, tone_frames(speech), clock)
     stream = hearing.recognizer.streams[0]
     gap = stream.feeds.index(1_280)  # the gap's two frames, when the speech went on
