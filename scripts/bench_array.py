@@ -10,7 +10,8 @@ benchmark dependency only): 6 × 5 × 3 m, RT60 0.4 s, a ReSpeaker 4-mic HAT on 
 in the middle (1 m high), the talker 2 m away at 60° (mouth 1.5 m high), an interferer
 1.8 m away at 160° playing throughout, under the talker at microphone 0 by `--below-db`
 (default 5 dB): pink noise (a fan, a fridge) or babble (four other clips at once from
-one loudspeaker, a television). One second of the interferer alone comes first.
+one loudspeaker, a television). `--lead-s` of the interferer alone come first (default 1
+s; a television on for minutes before the command: `--lead-s 20`).
 
 - CER: transcripts of a clip's utterances joined, against the manifest's, spaces
   ignored, summed over the clips; "1 mic" replays microphone 0 as `sori replay` with
@@ -67,6 +68,7 @@ ROOM_M = (6.0, 5.0, 3.0)
 ARRAY_AT_M = np.array([3.0, 2.5, 1.0])
 TALKER_DEG, INTERFERER_DEG = 60.0, 160.0
 LEAD_S = 1.0
+"""Seconds of the interferer alone before the talker, unless `--lead-s` says otherwise."""
 COMMANDS = ("에어컨 꺼줘", "에어컨 켜줘", "거실 조명 켜줘", "거실 조명 꺼줘")
 PATHS = ("1 mic", "delay-sum", "mvdr")
 
@@ -97,15 +99,15 @@ def at(azimuth_deg: float, distance_m: float, height_m: float) -> list[float]:
 
 
 def in_room(
-    speech: np.ndarray, interferer: np.ndarray, below_db: float
+    speech: np.ndarray, interferer: np.ndarray, below_db: float, lead_s: float = LEAD_S
 ) -> tuple[np.ndarray, np.ndarray]:
     """(the mix at the 4 microphones, the talker's part of it), both (samples, mics), the
-    interferer `below_db` under the talker at microphone 0."""
+    interferer `below_db` under the talker at microphone 0, alone for `lead_s` first."""
     import pyroomacoustics as pra
 
     absorption, order = pra.inverse_sabine(0.4, ROOM_M)
     room = pra.ShoeBox(ROOM_M, fs=RATE_HZ, materials=pra.Material(absorption), max_order=20)
-    lead = int(LEAD_S * RATE_HZ)
+    lead = int(lead_s * RATE_HZ)
     talker = np.concatenate([np.zeros(lead), speech, np.zeros(RATE_HZ // 2)])
     room.add_source(at(TALKER_DEG, 2.0, 1.5), signal=talker)
     room.add_source(at(INTERFERER_DEG, 1.8, 1.2), signal=interferer[: len(talker)])
@@ -133,13 +135,19 @@ def with_audio(config, channels: int, beamform: str = "mvdr"):  # noqa: ANN001, 
     return dataclasses.replace(config, audio=audio)
 
 
-def hear(recording: Recording, config, recognizer, presets) -> tuple[list[dict], float | None]:  # noqa: ANN001
+def hear(
+    recording: Recording,
+    config,
+    recognizer,
+    presets,
+    lead_s: float = LEAD_S,
+) -> tuple[list[dict], float | None]:
     """The records of a replay, and the direction the beam held for the talker's first
-    utterance (one starting after the interferer's lead: the interferer may make
+    utterance (one starting after the interferer's `lead_s` alone: the interferer may make
     utterances of its own before)."""
     events, origin = replay_events(recording, config, recognizer, presets)
     records = summarize(recording.name, events, origin)
-    talker = [r["doa_deg"] for r in records if r["speech_start_s"] >= LEAD_S - 0.3]
+    talker = [r["doa_deg"] for r in records if r["speech_start_s"] >= lead_s - 0.3]
     return records, talker[0] if talker else None
 
 
@@ -180,6 +188,10 @@ def main() -> int:
     parser.add_argument("--clips", type=int, default=4, help="shortest read clips used")
     parser.add_argument("--noises", default="pink,babble", help="interferers, comma-separated")
     parser.add_argument("--below-db", type=float, default=5.0, help="interferer under talker")
+    parser.add_argument(
+        "--lead-s", type=float, default=LEAD_S, help="interferer alone first, seconds"
+    )
+    parser.add_argument("--no-commands", action="store_true", help="the read clips only")
     parser.add_argument("--json", help="write the results here too")
     args = parser.parse_args()
 
@@ -201,13 +213,14 @@ def main() -> int:
         for k, row in enumerate(chosen):
             speech = voices[row["file"]]
             others = [v for name, v in voices.items() if name != row["file"]]
-            sound = interferer(kind, len(speech) + 2 * RATE_HZ, others, 100 * n_kind + k)
-            mixed, talker = in_room(speech, sound, args.below_db)
+            length = len(speech) + int((args.lead_s + 1) * RATE_HZ)
+            sound = interferer(kind, length, others, 100 * n_kind + k)
+            mixed, talker = in_room(speech, sound, args.below_db, args.lead_s)
             results["cpu_rtf"].append(cpu_rtf(mixed, talker))
             for path in PATHS:
                 records, doa = hear(
                     Recording(row["file"], mixed, 20), path_config(path, config), recognizer,
-                    presets,
+                    presets, args.lead_s,
                 )  # fmt: skip
                 said = " ".join(r["transcript"] for r in records if r["transcript"])
                 edits, chars = character_errors(row["transcript"], said)
@@ -228,7 +241,7 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory() as tmp:
         print("\n| interferer | path | commands right |\n|---|---|---|")
-        for kind in args.noises.split(","):
+        for kind in args.noises.split(",") if not args.no_commands else ():
             right = {p: 0 for p in ("close-talk", *PATHS)}
             for k, text in enumerate(COMMANDS):
                 said = espeak(Path(tmp), text)
@@ -237,12 +250,13 @@ def main() -> int:
                                 presets)  # fmt: skip
                 want = [(r["intent"], r["slots"].get("name")) for r in truth if r["intent"]]
                 right["close-talk"] += bool(want)
-                sound = interferer(kind, len(said) + 2 * RATE_HZ, list(voices.values()), 7 + k)
-                mixed, _ = in_room(said, sound, args.below_db)
+                length = len(said) + int((args.lead_s + 1) * RATE_HZ)
+                sound = interferer(kind, length, list(voices.values()), 7 + k)
+                mixed, _ = in_room(said, sound, args.below_db, args.lead_s)
                 for path in PATHS:
                     records, _ = hear(
                         Recording(text, mixed, 20), path_config(path, config), recognizer,
-                        presets,
+                        presets, args.lead_s,
                     )  # fmt: skip
                     got = [(r["intent"], r["slots"].get("name")) for r in records if r["intent"]]
                     right[path] += bool(want) and got == want
