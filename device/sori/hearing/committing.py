@@ -92,7 +92,6 @@ class Turn:
     pad_credit_ns: int = 0
     quiet: deque[AudioFrame] = field(default_factory=deque)
     """Quiet frames the recognizer has not heard yet (sori.hearing.pipeline.QUIET_HOLD_MS)."""
-    quiet_ns: int = 0
     busy_ns: dict[str, int] = field(default_factory=lambda: {"vad": 0, "stt": 0, "understand": 0})
 
 

@@ -52,7 +52,7 @@ from sori.core.events import (
     UtteranceHeard,
 )
 from sori.hearing.audio.denoise_decision import DECISION_SPEECH_MS, DenoiseDecision
-from sori.hearing.audio.format import AudioFrame
+from sori.hearing.audio.format import RATE_HZ, SAMPLE_BYTES, AudioFrame
 from sori.hearing.audio.ring import FrameRing
 from sori.hearing.committing import CommitSettings, Committer, Turn, Understanding
 from sori.hearing.stt.base import Hypothesis, SpeechRecognizer
@@ -62,8 +62,6 @@ from sori.hearing.wake.base import WakeDetector
 from sori.hearing.wake_gate import Gate, WakeGate
 
 MS = 1_000_000
-BYTES_PER_MS = 32
-"""16 kHz s16le."""
 QUIET_HOLD_MS = 60
 """How long quiet frames may wait for the recognizer (`Hearing._feed`): as long as
 Silero's score still calls voice after the speech ended (up to 60 ms), so that where a
@@ -370,11 +368,8 @@ class Hearing:
             self._hear(turn, frame.pcm, events)
         elif is_quiet(frame.pcm, self.endpointer.floor_db):
             turn.quiet.append(frame)
-            turn.quiet_ns += frame.duration_ns
-            while turn.quiet_ns > QUIET_HOLD_MS * MS:
-                oldest = turn.quiet.popleft()
-                turn.quiet_ns -= oldest.duration_ns
-                self._hear(turn, oldest.pcm, events)
+            while sum(waiting.duration_ns for waiting in turn.quiet) > QUIET_HOLD_MS * MS:
+                self._hear(turn, turn.quiet.popleft().pcm, events)
         else:
             self._hear_quiet(turn, events)
             self._hear(turn, frame.pcm, events)
@@ -383,15 +378,13 @@ class Hearing:
         t0 = time.perf_counter_ns()
         hyp = turn.stream.feed(pcm)
         turn.busy_ns["stt"] += time.perf_counter_ns() - t0
-        turn.audio_ns += len(pcm) * MS // BYTES_PER_MS
+        turn.audio_ns += duration_ns(pcm)
         self._show(turn, hyp, events)
 
     def _hear_quiet(self, turn: Turn, events: list[Event]) -> None:
         """The recognizer hears the quiet frames that waited."""
         if turn.quiet:
-            self._hear(turn, b"".join(frame.pcm for frame in turn.quiet), events)
-            turn.quiet.clear()
-            turn.quiet_ns = 0
+            self._hear(turn, taken_quiet(turn), events)
 
     def _flush(self, turn: Turn, events: list[Event]) -> None:
         """A pause: the recognizer is cut where the speech ended, before the quiet frames
@@ -400,9 +393,7 @@ class Hearing:
         the end of speech costs vosk half as much as one 40 ms into the silence, most of
         all the first time it hears the words (docs/benchmarks.md)."""
         t0 = time.perf_counter_ns()
-        after = b"".join(frame.pcm for frame in turn.quiet)
-        turn.quiet.clear()
-        turn.quiet_ns = 0
+        after = taken_quiet(turn)
         held = self.denoise.drain() if self.denoise is not None else b""
         if held and not after:  # the denoiser's last few ms of speech, before the cut
             self._hear(turn, held, events)
@@ -411,9 +402,10 @@ class Hearing:
         flush_ms = self.commits.settings.flush_ms
         hyp = turn.stream.flush(flush_ms, after)
         turn.busy_ns["stt"] += time.perf_counter_ns() - t0
-        padded_ns = max(flush_ms * MS, len(after) * MS // BYTES_PER_MS)
+        after_ns = duration_ns(after)
+        padded_ns = max(flush_ms * MS, after_ns)
         turn.audio_ns += padded_ns
-        turn.pad_credit_ns += padded_ns - len(after) * MS // BYTES_PER_MS
+        turn.pad_credit_ns += padded_ns - after_ns
         self._show(turn, hyp, events)
 
     def _show(self, turn: Turn, hyp: Hypothesis | None, events: list[Event]) -> None:
@@ -480,3 +472,15 @@ class Hearing:
                 None if self.steering is None else self.steering.direction_deg,
             )
         )
+
+
+def taken_quiet(turn: Turn) -> bytes:
+    """The quiet frames that waited for the recognizer, as one piece; none wait after."""
+    pcm = b"".join(frame.pcm for frame in turn.quiet)
+    turn.quiet.clear()
+    return pcm
+
+
+def duration_ns(pcm: bytes) -> int:
+    """How long `pcm` (pipeline audio) lasts, in nanoseconds."""
+    return len(pcm) // SAMPLE_BYTES * 1_000_000_000 // RATE_HZ

@@ -17,7 +17,7 @@ from sori.core.events import Event
 from sori.hearing.audio.format import RATE_HZ, AudioFrame, float_to_s16, s16_to_float
 from sori.hearing.audio.ring import FrameChunker
 from sori.hearing.pipeline import Hearing
-from sori.hearing.stt.base import Hypothesis
+from sori.hearing.stt.base import Hypothesis, silence_after
 
 
 class EnergyScorer:
@@ -93,7 +93,7 @@ class ScriptedStream:
 
     def flush(self, silence_ms: int, after: bytes = b"") -> Hypothesis | None:
         self.flushes.append((self.fed_bytes, len(after)))
-        return self.feed(after + bytes(max(0, 32 * silence_ms - len(after))))
+        return self.feed(silence_after(after, silence_ms))
 
     def finalize(self) -> Hypothesis:
         self.finalized = True

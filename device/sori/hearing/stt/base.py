@@ -80,6 +80,12 @@ class RecognizerStream(Protocol):
         ...
 
 
+def silence_after(after: bytes, silence_ms: int) -> bytes:
+    """What a flush hears (`RecognizerStream.flush`): `after`, then digital silence to
+    make `silence_ms` in all (16 kHz s16le: 32 bytes a millisecond)."""
+    return after + bytes(max(0, 32 * silence_ms - len(after)))
+
+
 class SpeechRecognizer(Protocol):
     """A loaded model that recognizes one utterance at a time."""
 

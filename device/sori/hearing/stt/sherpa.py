@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from sori.core.errors import DependencyError, ModelError
-from sori.hearing.stt.base import Hypothesis, normalize_text
+from sori.hearing.stt.base import Hypothesis, normalize_text, silence_after
 
 log = logging.getLogger(__name__)
 
@@ -292,7 +292,7 @@ class SherpaStream:
 
     def flush(self, silence_ms: int, after: bytes = b"") -> Hypothesis | None:
         """Silence ahead of time, so the encoder's last chunk covers the end of speech."""
-        return self.feed(after + bytes(max(0, 32 * silence_ms - len(after))))
+        return self.feed(silence_after(after, silence_ms))
 
     def finalize(self) -> Hypothesis:
         # Pad with silence so the last chunk reaches the encoder, then close the stream.

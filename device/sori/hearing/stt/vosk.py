@@ -37,7 +37,13 @@ from typing import Any
 
 from sori.core.errors import ConfigError, DependencyError, ModelError
 from sori.core.hangul import is_hangul, split_syllable
-from sori.hearing.stt.base import Hypothesis, Word, normalize_text, stop_warm_up
+from sori.hearing.stt.base import (
+    Hypothesis,
+    Word,
+    normalize_text,
+    silence_after,
+    stop_warm_up,
+)
 from sori.hearing.stt.tokens import spoken_text
 
 log = logging.getLogger(__name__)
@@ -559,10 +565,10 @@ class VoskStream:
         undone: see `_Pass`). The grammar pass is cut (tentatively), so its words are
         final; when they end in one of the grammar's phrases, the free-form pass is cut at
         the same point, so both have a score for the same audio and the ratio decides at
-        once. Otherwise the free-form pass hears the
-        silence ahead of time (its decoder shows the last words only once the chunk after
-        them is evaluated): decoding to a final result is costlier for the large graph, and
-        undoing a cut means decoding the segment again.
+        once. Otherwise the free-form pass hears the silence ahead of time (its decoder
+        shows the last words only once the chunk after them is evaluated): decoding to a
+        final result is costlier for the large graph, and undoing a cut means decoding the
+        segment again.
 
         The two cuts run side by side, on the worker thread and here, so the free-form
         pass is cut on a guess made before the grammar pass's cut: when the grammar pass's
@@ -572,7 +578,7 @@ class VoskStream:
         that is undone, its segment decoded again, if speech goes on. So on a segment
         longer than `GUESS_MAX_S` the cuts run one after the other, the free-form one only
         when the grammar pass's final words end in a phrase."""
-        padding = after + bytes(max(0, BYTES_PER_S * silence_ms // 1000 - len(after)))
+        padding = silence_after(after, silence_ms)
         gram, free = self._gram, self._free
         if gram is None:
             free.feed(padding)
