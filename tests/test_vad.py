@@ -20,8 +20,9 @@ from sori.testing.fakes import to_frames
 MS = 1_000_000
 
 
-SCORES = {"x": 1.0, "m": 0.4, ".": 0.0}
-"""Pattern letters: voiced, between the stop and the start threshold, silent."""
+SCORES = {"x": 1.0, "m": 0.4, ".": 0.0, "t": 1.0}
+"""Pattern letters: voiced, between the stop and the start threshold, silent; and voiced
+but not audible (an array's beam says it does not stand clear of a television)."""
 
 
 def pure(**kw) -> EndpointSettings:
@@ -36,7 +37,9 @@ def run_pattern(pattern: str, settings: EndpointSettings, energy_db: float = -30
     step = settings.frame_ms * MS
     for i, c in enumerate(pattern):
         score = SCORES[c]
-        state, decision = endpoint_step(state, settings, score, energy_db, i * step, (i + 1) * step)
+        state, decision = endpoint_step(
+            state, settings, score, energy_db, i * step, (i + 1) * step, audible=c != "t"
+        )
         if decision:
             found.append((decision.kind, decision.audio_ns // step))
     return found
@@ -67,6 +70,13 @@ def test_max_utterance_cuts_a_long_one():
     settings = pure(frame_ms=10, start_ms=20, stop_ms=100, max_utterance_ms=100)
     found = run_pattern("x" * 25, settings)
     assert found[:2] == [("start", 0), ("stop", 10)]
+
+
+def test_voice_that_is_not_audible_neither_starts_nor_keeps_an_utterance():
+    settings = pure(frame_ms=10, start_ms=30, stop_ms=50)
+    assert run_pattern("ttttttt", settings) == []
+    # heard clear over the television it starts; drowned in it for 5 frames, it stops
+    assert run_pattern("..xxxtttttxx", settings) == [("start", 2), ("stop", 5)]
 
 
 def test_bad_settings_are_refused():

@@ -69,19 +69,25 @@ def simulate(
     seed: int = 1,
     tail_s: float = 0.8,
     distance_m: float = 2.0,
+    lead_s: float = LEAD_S,
+    sound: np.ndarray | None = None,
 ) -> Room:
-    """`speech` said `distance_m` from the array at `azimuth_deg` (mouth 1.5 m high), pink noise
-    from a loudspeaker 1.8 m away at `interferer_deg` playing throughout, `below_db` under
-    the talker at microphone 0, in a room of `rt60_s` reverberation."""
+    """`speech` said `distance_m` from the array at `azimuth_deg` (mouth 1.5 m high) after
+    `lead_s`, pink noise (or `sound`, as long as the mix at least) from a loudspeaker 1.8 m
+    away at `interferer_deg` playing throughout, `below_db` under the talker at microphone
+    0, in a room of `rt60_s` reverberation."""
     import pyroomacoustics as pra
 
     absorption, order = pra.inverse_sabine(rt60_s, ROOM_M)
     room = pra.ShoeBox(
         ROOM_M, fs=RATE_HZ, materials=pra.Material(absorption), max_order=min(order, 20)
     )
-    lead = int(LEAD_S * RATE_HZ)
+    lead = int(lead_s * RATE_HZ)
     talker = np.concatenate([np.zeros(lead), speech, np.zeros(int(tail_s * RATE_HZ))])
-    noise = make_noise("pink", len(talker), np.random.default_rng(seed))
+    if sound is None:
+        noise = make_noise("pink", len(talker), np.random.default_rng(seed))
+    else:
+        noise = sound[: len(talker)]
     room.add_source(at(azimuth_deg, distance_m, 1.5), signal=talker)
     room.add_source(at(interferer_deg, 1.8, 1.2), signal=noise)
     room.add_microphone_array((ARRAY_AT_M + np.array(BOARDS[board])).T)

@@ -74,6 +74,9 @@ class Steering(Protocol):
 
     direction_deg: float | None
     """Direction of the current utterance's talker, in degrees; None before any."""
+    clear: bool
+    """Whether the frame just beamed stands clear of a standing source (a television)
+    the beam knows; True while none stands. The voice detector hears only such frames."""
 
     def heard(self, voiced: bool, in_speech: bool) -> None:
         """The detector's verdict on the frame just scored."""
@@ -143,7 +146,8 @@ class Hearing:
             return self._drop()
         events: list[Event] = []
         started = time.perf_counter_ns()
-        boundary = self.endpointer.push(frame)
+        audible = self.steering is None or self.steering.clear
+        boundary = self.endpointer.push(frame, audible)
         vad_ns = time.perf_counter_ns() - started
         if self.steering is not None:
             boundary = self._steer(boundary)

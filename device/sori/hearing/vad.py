@@ -287,10 +287,14 @@ def endpoint_step(
     energy_db: float,
     start_ns: int,
     end_ns: int,
+    audible: bool = True,
 ) -> tuple[EndpointState, Decision | None]:
-    """One frame: noise floor, hysteresis, start and stop; pure."""
+    """One frame: noise floor, hysteresis, start and stop; pure. A frame not `audible`
+    (a microphone array's beam says it does not stand clear of a television) is no voice."""
     floor, recent = floor_step(state.floor_db, state.recent_db, settings, energy_db)
-    loud = not settings.noise_margin_db or energy_db >= floor + settings.noise_margin_db
+    loud = audible and (
+        not settings.noise_margin_db or energy_db >= floor + settings.noise_margin_db
+    )
     measured = len(recent) >= settings.noise_frames  # the room is known: a start may come
     running = state.in_speech or state.voiced_run_ns > 0
     voiced = loud and score >= (settings.stop_threshold if running else settings.start_threshold)
@@ -355,11 +359,13 @@ class Endpointer:
             return None
         return self.origin_ns + self.state.last_voiced_end_ns
 
-    def push(self, frame: AudioFrame) -> SpeechStarted | SpeechStopped | None:
+    def push(self, frame: AudioFrame, audible: bool = True) -> SpeechStarted | SpeechStopped | None:
+        """Score one frame; the boundary it makes, if any. Not `audible`, it is no voice
+        whatever its score (see `endpoint_step`)."""
         score = self.scorer.score(frame.pcm)
         energy = band_energy_db(frame.pcm)
         self.state, decision = endpoint_step(
-            self.state, self.settings, score, energy, frame.start_ns, frame.end_ns
+            self.state, self.settings, score, energy, frame.start_ns, frame.end_ns, audible
         )
         if decision is None:
             return None

@@ -213,9 +213,15 @@ class DirectionFinder:
         self._table = np.exp(1j * phase).astype(np.complex64).reshape(len(lag_s), -1)
         """exp(j 2π f Δτ) per direction, flattened over (bin, pair)."""
 
-    def find(self, speech: np.ndarray, noise: np.ndarray | None = None) -> int:
+    def find(
+        self,
+        speech: np.ndarray,
+        noise: np.ndarray | None = None,
+        allowed: np.ndarray | None = None,
+    ) -> int:
         """Index of the grid direction the talker is in, from the speech frames' mean
-        covariance `speech` (bins of `band`, microphones, microphones), less `noise`'s."""
+        covariance `speech` (bins of `band`, microphones, microphones), less `noise`'s;
+        among the directions `allowed` (a mask over the grid) when given."""
         first, second = self._pairs
         cross = speech[:, first, second]
         whitened = cross / (np.abs(cross) + 1e-20)
@@ -228,4 +234,6 @@ class DirectionFinder:
             share = np.clip(left / (heard + 1e-20), 0.0, 1.0)
             whitened = share[:, None] * cross / (np.abs(cross) + 1e-20)
         power = np.real(self._table @ whitened.astype(np.complex64).reshape(-1))
+        if allowed is not None:
+            power = np.where(allowed, power, -np.inf)
         return int(np.argmax(power))

@@ -27,6 +27,19 @@ made of it (`ArrayFrontEnd.heard`):
 
 The detector's word on a frame comes a frame after the frame and the beam's delay, so the
 statistics are kept from spectra `DELAY_HOPS` hops old, which the word covers.
+
+A television talks for minutes from one place, and the detector calls it voice: no quiet
+comes, and its babble would take the direction. Every spectrum not taken as the talker's
+also goes to a `StandingSource` (sori.hearing.audio.standing), which finds such a source
+by its holding one direction for seconds. While one stands:
+
+- its covariance is the noise: MVDR nulls it, the direction search subtracts it and looks
+  for the talker at least `AVOID_DEG` away, and a voiced spectrum must stand over it;
+- between utterances the beam looks straight up with the null on it (no azimuth
+  preferred, so a talker anywhere else is heard);
+- `clear` says whether the frame just beamed stands `CLEAR_DB` over what is left of the
+  source in the beam (its level, tracked in dB): the pipeline's voice detector hears only
+  such frames, so the babble opens no utterance and the talker's voice does.
 """
 
 from __future__ import annotations
@@ -52,6 +65,7 @@ from sori.hearing.audio.format import (
     s16_to_float,
 )
 from sori.hearing.audio.played import PlayedAudio
+from sori.hearing.audio.standing import ROOM_S, StandingSource
 
 FFT_SIZE = 512
 """Points of the short-time spectrum (32 ms at 16 kHz: room echoes within it are one
@@ -86,6 +100,16 @@ FORGET_MS = 500
 DELAY_HOPS = 4
 """Age of the spectra the statistics are kept from, in hops: the detector's verdict on
 a frame covers audio `FFT_SIZE` plus a frame old (see the module)."""
+CLEAR_DB = 8.0
+"""How far a beamed spectrum must stand over what is left of a standing source in the
+beam, in dB, for the voice detector to hear it. Babble's own peaks stand 6 dB over its
+level for as long as an utterance needs to start (at 6 dB, two of four simulated rooms
+opened utterances on the television after it stood); at 9 dB a talker 5 dB over the
+television at the microphones had a soft stretch of a sentence cut off."""
+RESIDUAL_SLOWER = 10.0
+"""How much more slowly the level left of a standing source follows spectra that stand
+clear of it (a talker's) than the rest: a command barely moves it, a television turned
+up still pulls it up in seconds."""
 BEAMS = ("mvdr", "delay-sum", "off")
 
 
@@ -135,6 +159,21 @@ class ArrayFrontEnd:
         self._held = False
         """The beam is held on the open utterance's talker."""
         self._quiet_frames = 0
+        hop_s = HOP / RATE_HZ
+        self._standing = StandingSource(self._finder, bins, channels, hop_s)
+        self._residual_keep = float(np.exp(-hop_s / ROOM_S))
+        self._residual_db: float | None = None
+        """Level of what a standing source leaves in the beam, in dB."""
+        self._hop_clear: bool | None = None
+        self.clear = True
+        """Whether the frame just processed stands clear of any standing source (see the
+        module); always True while none stands."""
+        self._zenith = steering(geometry, self._freqs, np.array([0.0, 0.0, 1.0]))
+
+    @property
+    def standing_deg(self) -> float | None:
+        """Direction of a standing source (a television), in degrees; None while none."""
+        return self._standing.azimuth_deg
 
     @property
     def weights(self) -> np.ndarray:
@@ -153,6 +192,7 @@ class ArrayFrontEnd:
         float samples of the beam's output, `FFT_SIZE` samples later."""
         n = len(block)
         self._frame_ms = n * 1000 / RATE_HZ
+        self._hop_clear = None
         taken = 0
         while taken < n:
             step = min(HOP - self._fresh, n - taken)
@@ -163,6 +203,8 @@ class ArrayFrontEnd:
             if self._fresh == HOP:
                 self._hop()
                 self._fresh = 0
+        if self._hop_clear is not None:
+            self.clear = self._hop_clear
         out = self._output[:n].copy()
         self._ready -= n
         self._output[: self._ready] = self._output[n : n + self._ready]
@@ -173,6 +215,8 @@ class ArrayFrontEnd:
         self._input[: FFT_SIZE - HOP] = self._input[HOP:]
         self._learn(spectrum)
         beamed = np.einsum("fm,fm->f", self._weights.conj(), spectrum)
+        clear = self._stands_clear(beamed) if self._standing.present else True
+        self._hop_clear = clear or bool(self._hop_clear)
         self._overlap += np.fft.irfft(beamed, FFT_SIZE) * self._window
         self._emit(self._overlap[:HOP])
         self._overlap[: FFT_SIZE - HOP] = self._overlap[HOP:]
@@ -185,6 +229,21 @@ class ArrayFrontEnd:
             self._output = grown
         self._output[self._ready : self._ready + len(samples)] = samples
         self._ready += len(samples)
+
+    def _stands_clear(self, beamed: np.ndarray) -> bool:
+        """Whether one beamed spectrum stands `CLEAR_DB` over the level a standing source
+        leaves in the beam; the level follows it (slowly where it stands clear)."""
+        power = float(np.sum(np.abs(beamed[self._finder.band]) ** 2))
+        level_db = 10 * np.log10(power + 1e-20)
+        if self._residual_db is None:
+            self._residual_db = level_db
+        clear = level_db >= self._residual_db + CLEAR_DB
+        if not self._talker_held():
+            keep = self._residual_keep
+            if clear:
+                keep = 1 - (1 - keep) / RESIDUAL_SLOWER
+            self._residual_db = keep * self._residual_db + (1 - keep) * level_db
+        return clear
 
     # -- what the voice detector says -------------------------------------------------------
 
@@ -201,6 +260,8 @@ class ArrayFrontEnd:
         elif not in_speech and self._locked:
             self._locked = self._held = False
             self._forget_speech()
+            if self._standing.present:
+                self._idle()
         elif self._quiet_frames * self._frame_ms >= FORGET_MS and self._voiced_hops:
             self._forget_speech()
 
@@ -211,31 +272,56 @@ class ArrayFrontEnd:
         self._hops += 1
         old = self._recent[slot].copy()
         self._recent[slot] = spectrum
-        if self._hops <= DELAY_HOPS or self._held:
+        if self._hops <= DELAY_HOPS:
             return
-        if self._quiet_frames * self._frame_ms >= QUIET_MS and not self._locked:
-            self._noise *= NOISE_SMOOTHING
-            self._noise += (1 - NOISE_SMOOTHING) * np.einsum("fm,fn->fmn", old, old.conj())
-            self._noise_hops += 1
-        elif self._voiced:
-            band = old[self._finder.band]
-            if not self._above_noise(band):
-                return
-            self._speech += np.einsum("fm,fn->fmn", band, band.conj())
-            self._voiced_hops += 1
-            if self._locked and self._voiced_hops >= HOLD_HOPS:
-                self._hold()  # the utterance opened before enough voice was gathered
-            elif self._voiced_hops >= MIN_VOICED_HOPS and self._voiced_hops % SEARCH_EVERY == 0:
-                self._steer(self._locate())
+        talker = self._talker_held()
+        if not self._held:
+            if self._quiet_frames * self._frame_ms >= QUIET_MS and not self._locked:
+                self._noise *= NOISE_SMOOTHING
+                self._noise += (1 - NOISE_SMOOTHING) * np.einsum("fm,fn->fmn", old, old.conj())
+                self._noise_hops += 1
+            elif self._voiced:
+                talker = self._gather(old[self._finder.band])
+        if not talker and self._standing.hear(old, self._voiced) and not self._locked:
+            self._idle()  # a standing source came, went or moved: null it between utterances
+
+    def _gather(self, band: np.ndarray) -> bool:
+        """Take a voiced spectrum (bins of the direction's band) as the talker's when it
+        stands over the noise, and steer by it; whether it was taken."""
+        if not self._above_noise(band):
+            return False
+        self._speech += np.einsum("fm,fn->fmn", band, band.conj())
+        self._voiced_hops += 1
+        if self._locked and self._voiced_hops >= HOLD_HOPS:
+            self._hold()  # the utterance opened before enough voice was gathered
+        elif self._voiced_hops >= MIN_VOICED_HOPS and self._voiced_hops % SEARCH_EVERY == 0:
+            self._steer(self._locate())
+        return True
+
+    def _talker_held(self) -> bool:
+        """Whether the beam is held on a talker, not on a standing source (or one that
+        may become one: a television's first utterance holds the beam on it)."""
+        return (
+            self._held and self.direction_deg is not None
+            and not self._standing.near(self.direction_deg)
+        )  # fmt: skip
+
+    def _noise_now(self) -> np.ndarray | None:
+        """The noise covariance the beam and the direction search work against: a standing
+        source's room while one stands, else the quiet's once learnt; None before."""
+        if self._standing.present:
+            return self._standing.covariance
+        return self._noise if self._noise_hops >= MIN_NOISE_HOPS else None
 
     def _above_noise(self, band: np.ndarray) -> bool:
         """Whether a voiced spectrum (bins of the direction's band) is loud enough over
         the noise to tell where the talker is: a quiet syllable's tail in the noise
         points at the noise."""
-        if self._noise_hops < MIN_NOISE_HOPS:
+        noise = self._noise_now()
+        if noise is None:
             return True
-        noise = np.real(np.trace(self._noise[self._finder.band], axis1=1, axis2=2)).sum()
-        return float(np.sum(np.abs(band) ** 2)) >= SPEECH_OVER_NOISE * noise
+        level = np.real(np.trace(noise[self._finder.band], axis1=1, axis2=2)).sum()
+        return float(np.sum(np.abs(band) ** 2)) >= SPEECH_OVER_NOISE * level
 
     def _hold(self) -> None:
         """Find the talker on all the voice gathered and hold the beam there."""
@@ -249,9 +335,11 @@ class ArrayFrontEnd:
     # -- direction and beam -----------------------------------------------------------------
 
     def _locate(self) -> int:
-        """The grid direction of the voice gathered so far (less the noise, once known)."""
-        noise = self._noise[self._finder.band] if self._noise_hops >= MIN_NOISE_HOPS else None
-        found = self._finder.find(self._speech / self._voiced_hops, noise)
+        """The grid direction of the voice gathered so far (less the noise, once known;
+        away from a standing source)."""
+        noise = self._noise_now()
+        band = None if noise is None else noise[self._finder.band]
+        found = self._finder.find(self._speech / self._voiced_hops, band, self._standing.allowed)
         self.direction_deg = float(self._finder.azimuth_deg[found])
         return found
 
@@ -259,20 +347,35 @@ class ArrayFrontEnd:
         if self.beamform == "off":
             return
         look = steering(self.geometry, self._freqs, self._finder.directions[direction])
-        if self.beamform == "mvdr" and self._noisy():
-            self._weights = mvdr(look, self._noise)
+        noise = self._noise_now()
+        if self.beamform == "mvdr" and noise is not None and self._noisy(noise):
+            self._weights = mvdr(look, noise)
         else:
             self._weights = delay_and_sum(look)
 
-    def _noisy(self) -> bool:
-        """Whether the noise is known and within MVDR_BELOW_SNR_DB of the voice gathered."""
-        if self._noise_hops < MIN_NOISE_HOPS or not self._voiced_hops:
+    def _idle(self) -> None:
+        """The beam between utterances while a standing source stands: straight up, with
+        MVDR's null on the source (delay-and-sum has no null to give: it keeps its
+        beam). Once none stands, the first microphone again, as before any talker."""
+        if not self._standing.present:
+            self._residual_db = None
+            if self.beamform != "off":
+                self._weights[:] = 0.0
+                self._weights[:, 0] = 1.0
+            return
+        if self.direction_deg is not None and self._standing.near(self.direction_deg):
+            self.direction_deg = None  # the television's first utterance held it
+        if self.beamform == "mvdr":
+            self._weights = mvdr(self._zenith, self._standing.covariance)
+
+    def _noisy(self, noise: np.ndarray) -> bool:
+        """Whether `noise` is within MVDR_BELOW_SNR_DB of the voice gathered."""
+        if not self._voiced_hops:
             return False
-        band = self._finder.band
-        noise = np.real(np.trace(self._noise[band], axis1=1, axis2=2)).sum()
+        level = np.real(np.trace(noise[self._finder.band], axis1=1, axis2=2)).sum()
         heard = np.real(np.trace(self._speech, axis1=1, axis2=2)).sum() / self._voiced_hops
-        voice = max(heard - noise, 0.0)
-        return voice < noise * 10 ** (MVDR_BELOW_SNR_DB / 10)
+        voice = max(heard - level, 0.0)
+        return voice < level * 10 ** (MVDR_BELOW_SNR_DB / 10)
 
 
 def array_frames(
