@@ -14,7 +14,9 @@ one loudspeaker, a television). `--lead-s` of the interferer alone come first (d
 s; a television on for minutes before the command: `--lead-s 20`).
 
 - CER: transcripts of a clip's utterances joined, against the manifest's, spaces
-  ignored, summed over the clips; "1 mic" replays microphone 0 as `sori replay` with
+  ignored, summed over the clips; "talker's CER" joins only the utterances that start
+  after the interferer's lead (less 0.3 s), so that the television's words before the
+  talker speaks do not count; "1 mic" replays microphone 0 as `sori replay` with
   `audio.channels = 1`, the beams replay all four as `sori replay` with
   `audio.channels = 4` (the same recognizer, denoising off, so the beam alone differs).
 - DOA: the direction the beam held for the talker's first utterance, against 60°.
@@ -141,14 +143,13 @@ def hear(
     recognizer,
     presets,
     lead_s: float = LEAD_S,
-) -> tuple[list[dict], float | None]:
-    """The records of a replay, and the direction the beam held for the talker's first
-    utterance (one starting after the interferer's `lead_s` alone: the interferer may make
-    utterances of its own before)."""
+) -> tuple[list[dict], list[dict]]:
+    """The records of a replay, and those of the talker's utterances: the ones starting
+    after the interferer's `lead_s` alone (the interferer may make utterances of its own
+    before)."""
     events, origin = replay_events(recording, config, recognizer, presets)
     records = summarize(recording.name, events, origin)
-    talker = [r["doa_deg"] for r in records if r["speech_start_s"] >= lead_s - 0.3]
-    return records, talker[0] if talker else None
+    return records, [r for r in records if r["speech_start_s"] >= lead_s - 0.3]
 
 
 def path_config(path: str, config):  # noqa: ANN001, ANN201
@@ -205,10 +206,15 @@ def main() -> int:
     rows.sort(key=lambda r: float(r["duration_s"]))
     voices = {r["file"]: np.frombuffer(read_file(folder / r["file"]), "<i2") / 32768 for r in rows}
     chosen = rows[: args.clips]
-    results: dict = {"cer": {}, "doa_error_deg": {}, "commands": {}, "cpu_rtf": []}
-    print("| interferer | path | CER | DOA error (median, max) |\n|---|---|---|---|")
+    results: dict = {
+        "cer": {}, "talker_cer": {}, "doa_error_deg": {}, "commands": {}, "cpu_rtf": []
+    }  # fmt: skip
+    print(
+        "| interferer | path | CER | talker's CER | DOA error (median, max) |\n"
+        "|---|---|---|---|---|"
+    )
     for n_kind, kind in enumerate(args.noises.split(",")):
-        errors = {p: [0, 0] for p in PATHS}
+        errors = {p: [0, 0, 0] for p in PATHS}  # edits, characters, the talker's edits
         doa_errors: list[float] = []
         for k, row in enumerate(chosen):
             speech = voices[row["file"]]
@@ -218,7 +224,7 @@ def main() -> int:
             mixed, talker = in_room(speech, sound, args.below_db, args.lead_s)
             results["cpu_rtf"].append(cpu_rtf(mixed, talker))
             for path in PATHS:
-                records, doa = hear(
+                records, talkers = hear(
                     Recording(row["file"], mixed, 20), path_config(path, config), recognizer,
                     presets, args.lead_s,
                 )  # fmt: skip
@@ -226,18 +232,23 @@ def main() -> int:
                 edits, chars = character_errors(row["transcript"], said)
                 errors[path][0] += edits
                 errors[path][1] += chars
+                said = " ".join(r["transcript"] for r in talkers if r["transcript"])
+                errors[path][2] += character_errors(row["transcript"], said)[0]
+                doa = talkers[0]["doa_deg"] if talkers else None
                 if path == "mvdr" and doa is not None:
                     doa_errors.append(abs((doa - TALKER_DEG + 180) % 360 - 180))
         results["doa_error_deg"][kind] = doa_errors
         for path in PATHS:
             cer = errors[path][0] / max(1, errors[path][1])
+            talker_cer = errors[path][2] / max(1, errors[path][1])
             results["cer"][f"{kind} / {path}"] = round(cer, 3)
+            results["talker_cer"][f"{kind} / {path}"] = round(talker_cer, 3)
             doa = (
                 f"{np.median(doa_errors):.0f}°, {max(doa_errors):.0f}°"
                 if path == "mvdr" and doa_errors
                 else ""
             )
-            print(f"| {kind} | {path} | {cer:.3f} | {doa} |", flush=True)
+            print(f"| {kind} | {path} | {cer:.3f} | {talker_cer:.3f} | {doa} |", flush=True)
 
     with tempfile.TemporaryDirectory() as tmp:
         print("\n| interferer | path | commands right |\n|---|---|---|")
