@@ -489,3 +489,46 @@ def test_a_turn_a_phrase_opens_in_the_breath_before_its_command_waits_for_the_co
         flushed_at_ms and min(flushed_at_ms) >= 1000
     )  # in the pause after the command (1.0 s of the turn)
     assert [e.intent for e in of(events, IntentCommitted)] == ["HassTurnOn"]
+
+
+class TurnsAt:
+    """An array's beam, as the pipeline sees it, that a louder talker at 60° takes over
+    on the `at`-th frame it is told of."""
+
+    def __init__(self, at: int) -> None:
+        self.at, self.told = at, 0
+        self.direction_deg: float | None = 160.0
+        self.clear = True
+        self.takeovers = 0
+
+    def heard(self, voiced: bool, in_speech: bool) -> None:
+        self.told += 1
+        if self.told == self.at:
+            self.takeovers, self.direction_deg = 1, 60.0
+
+
+def test_a_talker_who_takes_the_array_over_gets_an_utterance_of_their_own():
+    """A television's babble opens the utterance; 2 s in, the beam turns to a louder
+    talker. What was heard until then commits nothing, even where it sounds like a
+    command, and asks for no answer (no IntentNotRecognized); the talker's utterance
+    begins 800 ms before the turn (where their voice began), hears those frames again,
+    and commits."""
+    clock = FakeClock()
+    scripts = [
+        ([Cue(300, "거실 불 켜")], "거실 불 켜"),
+        ([Cue(900, "거실 불 꺼 줘")], "거실 불 꺼 줘"),
+    ]
+    hearing = hearing_for(scripts, clock)
+    hearing.steering = TurnsAt(at=125)  # the frame ending at 2.5 s: 2.0 s into the speech
+    events = run_frames(hearing, tone_frames([(500, False), (3500, True), (800, False)]), clock)
+
+    starts, stops = of(events, SpeechStarted), of(events, SpeechStopped)
+    assert [s.doa_deg for s in starts] == [160.0, 60.0]  # the television's, then theirs
+    assert abs(starts[1].audio_start_ns / MS - 1700) <= 20  # 800 ms before the turn
+    assert stops[0].audio_end_ns == starts[1].audio_start_ns
+    assert [e.text for e in of(events, TranscriptFinal)] == ["거실 불 켜", "거실 불 꺼 줘"]
+    assert of(events, IntentNotRecognized) == []
+    (committed,) = of(events, IntentCommitted)
+    assert (committed.intent, committed.utterance_id) == ("HassTurnOff", 1)
+    taken, talker = hearing.recognizer.streams
+    assert taken.finalized and abs(talker.fed_ms - (4000 - 1700 + 400)) <= 40

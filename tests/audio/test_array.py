@@ -126,6 +126,7 @@ def test_the_talkers_direction_is_found_within_10_degrees(rooms, azimuth_deg):
     beam_with_oracle(array, rooms[azimuth_deg])
     assert array.direction_deg is not None
     assert angle_apart(array.direction_deg, azimuth_deg) <= 10
+    assert array.takeovers == 0  # the talker's own echoes and loud syllables: no one new
 
 
 def snr_db(talker: np.ndarray, interferer: np.ndarray) -> float:

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections import deque
 from typing import Any, Protocol
 
 from sori.core.clock import Clock
@@ -68,6 +69,12 @@ Silero's score still calls voice after the speech ended (up to 60 ms), so that w
 pause begins they have not been decoded yet."""
 
 
+TAKEOVER_LOOKBACK_MS = 800
+"""Where the utterance of a talker who took an array's beam over begins, before the frame
+the beam turned on: the beam is sure of them about 0.6 s after their voice began
+(sori.hearing.audio.takeover), and a word cut at its start is a word lost."""
+
+
 class Steering(Protocol):
     """A microphone array's beam, which the voice detector steers
     (sori.hearing.audio.front_end.ArrayFrontEnd)."""
@@ -77,6 +84,8 @@ class Steering(Protocol):
     clear: bool
     """Whether the frame just beamed stands clear of a standing source (a television)
     the beam knows; True while none stands. The voice detector hears only such frames."""
+    takeovers: int
+    """How many times a louder talker elsewhere took the held beam over."""
 
     def heard(self, voiced: bool, in_speech: bool) -> None:
         """The detector's verdict on the frame just scored."""
@@ -108,9 +117,10 @@ class Hearing:
         denoise: DenoiseDecision | None = None,
     ) -> None:
         self.recognizer = recognizer
+        """None: wake detection only (`sori wake`)."""
         self.steering = steering
         """The array's beam, told what the voice detector hears; None with one microphone."""
-        """None: wake detection only (`sori wake`)."""
+
         self.wake = WakeGate(gate, wake, clock, origin_ns)
         """Mute and the wake phrase: which utterances the recognizer hears."""
         self.denoise = denoise
@@ -126,6 +136,11 @@ class Hearing:
         self._ring = FrameRing(
             self.endpoint.pre_roll_ms + self.endpoint.start_ms, self.endpoint.frame_ms
         )
+        self._takeovers = 0
+        self._lookback: deque[AudioFrame] = deque(
+            maxlen=TAKEOVER_LOOKBACK_MS // self.endpoint.frame_ms
+        )
+        """An array's last frames, for the utterance of a talker who takes the beam over."""
         self._turn: Turn | None = None
         self._deciding: tuple[SpeechStarted, list[AudioFrame], int] | None = None
         """An utterance begun whose denoise decision waits for `DECISION_SPEECH_MS` of its
@@ -151,6 +166,9 @@ class Hearing:
         vad_ns = time.perf_counter_ns() - started
         if self.steering is not None:
             boundary = self._steer(boundary)
+            self._lookback.append(frame)
+            if self._taken_over(boundary):
+                return self._split(events)
         if self._deciding is not None:
             self._decide_later(frame, boundary, events)
             return events
@@ -197,6 +215,37 @@ class Hearing:
             return dataclasses.replace(boundary, doa_deg=self.steering.direction_deg)
         return boundary
 
+    def _taken_over(self, boundary: Any) -> bool:
+        """Whether a louder talker took the array's beam over within an open utterance
+        (and nothing else happens to it on this frame)."""
+        assert self.steering is not None
+        seen, self._takeovers = self._takeovers, self.steering.takeovers
+        return (
+            seen != self._takeovers and boundary is None and self._deciding is None
+            and self.endpointer.state.in_speech
+        )  # fmt: skip
+
+    def _split(self, events: list[Event]) -> list[Event]:
+        """The array turned to a louder talker: the utterance so far was someone else's (a
+        television that was on when it began) and ends where the new voice began,
+        committing nothing and asking for no answer (a commit made before stands); the new
+        talker's opens there, with the frames since."""
+        at_ns = max(self._lookback[0].start_ns, self.endpointer.state.speech_start_ns)
+        stopped, started = self.endpointer.split(at_ns)
+        if self._turn is not None or self.wake.listening:
+            self._stopped(stopped, events, taken_over=True)
+        else:
+            events.append(stopped)
+        assert self.steering is not None
+        started = dataclasses.replace(started, doa_deg=self.steering.direction_deg)
+        events.append(started)
+        frames = [frame for frame in self._lookback if frame.start_ns >= at_ns]
+        if self._waits_to_decide(started, frames):
+            self._deciding = (started, frames, len(frames))
+        else:
+            self._begin(started, frames, events)
+        return events
+
     def _continue(self, turn: Turn, frame: AudioFrame, boundary: Any, events: list[Event]) -> None:
         """One more frame of an open turn: feed it, commit early when possible."""
         if self.endpointer.trailing_silence_ns == 0 and not isinstance(boundary, SpeechStopped):
@@ -222,15 +271,18 @@ class Hearing:
             self._stopped(boundary, events)
         return events
 
-    def _stopped(self, boundary: SpeechStopped, events: list[Event]) -> None:
-        """The utterance ended: the wake detector's part of it, then the turn's."""
+    def _stopped(
+        self, boundary: SpeechStopped, events: list[Event], taken_over: bool = False
+    ) -> None:
+        """The utterance ended: the wake detector's part of it, then the turn's (which
+        commits nothing when another talker `taken_over` it)."""
         events.append(boundary)
         if self.wake.listening:
             found = self.wake.finish()
             if found is not None:
                 events.append(found)  # nothing follows it
         if self._turn is not None:
-            self._close(boundary.audio_end_ns, boundary.t_ns, events)
+            self._close(boundary.audio_end_ns, boundary.t_ns, events, taken_over)
         if self.denoise is not None:
             self.denoise.end()
 
@@ -444,9 +496,12 @@ class Hearing:
         began = self.endpointer.silence_start_ns
         return began is None or began - turn.speech_start_ns >= self.endpoint.start_ms * MS
 
-    def _close(self, audio_end_ns: int, stopped_t_ns: int, events: list[Event]) -> None:
+    def _close(
+        self, audio_end_ns: int, stopped_t_ns: int, events: list[Event], taken_over: bool = False
+    ) -> None:
         """The turn ends: its audio reached `audio_end_ns` (clock-comparable stream time),
-        and the endpointer (or Sori's answer) ended it at clock time `stopped_t_ns`."""
+        and the endpointer (or Sori's answer, or a talker who took the array's beam over)
+        ended it at clock time `stopped_t_ns`."""
         turn = self._turn
         assert turn is not None
         self._turn = None
@@ -459,7 +514,11 @@ class Hearing:
             self.clock.now_ns(), turn.utterance_id, said, final.confidence, final.lr_score
         )
         events.append(final_event)
-        commits, speech_end_ns = self.commits.final(turn, final, audio_end_ns)
+        if taken_over:  # someone else's words (a television's) mixed with the talker's
+            commits: list[Event] = []
+            speech_end_ns = audio_end_ns
+        else:
+            commits, speech_end_ns = self.commits.final(turn, final, audio_end_ns)
         events += commits
         events.append(
             UtteranceHeard(

@@ -378,6 +378,16 @@ class Endpointer:
             self.clock.now_ns(), self.utterance_id, self.origin_ns + decision.audio_ns
         )
 
+    def split(self, at_ns: int) -> tuple[SpeechStopped, SpeechStarted]:
+        """Another talker took the open utterance over from stream time `at_ns` (a
+        microphone array's beam turned to them): the utterance ends there, and theirs,
+        begun there, goes on as the voice does."""
+        now = self.clock.now_ns()
+        stopped = SpeechStopped(now, self.utterance_id, self.origin_ns + at_ns)
+        self.utterance_id += 1
+        self.state = dataclasses.replace(self.state, speech_start_ns=at_ns, silence_ns=0)
+        return stopped, SpeechStarted(now, self.utterance_id, self.origin_ns + at_ns)
+
     def end_of_stream(self) -> SpeechStopped | None:
         """Close an utterance still open when the audio ends."""
         if not self.state.in_speech:

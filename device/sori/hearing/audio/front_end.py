@@ -66,6 +66,7 @@ from sori.hearing.audio.format import (
 )
 from sori.hearing.audio.played import PlayedAudio
 from sori.hearing.audio.standing import ROOM_S, StandingSource
+from sori.hearing.audio.takeover import Takeover
 
 FFT_SIZE = 512
 """Points of the short-time spectrum (32 ms at 16 kHz: room echoes within it are one
@@ -169,6 +170,10 @@ class ArrayFrontEnd:
         """Whether the frame just processed stands clear of any standing source (see the
         module); always True while none stands."""
         self._zenith = steering(geometry, self._freqs, np.array([0.0, 0.0, 1.0]))
+        self._takeover = Takeover(self._finder, bins, channels, hop_s)
+        self.takeovers = 0
+        """How many times a louder talker elsewhere took the held beam over; the pipeline
+        ends the utterance there and opens the new talker's."""
 
     @property
     def standing_deg(self) -> float | None:
@@ -275,6 +280,10 @@ class ArrayFrontEnd:
         if self._hops <= DELAY_HOPS:
             return
         talker = self._talker_held()
+        if self._held and self._voiced:
+            found = self._takeover.hear(old, self._standing.allowed)
+            if found is not None:
+                self._take_over(found)
         if not self._held:
             if self._quiet_frames * self._frame_ms >= QUIET_MS and not self._locked:
                 self._noise *= NOISE_SMOOTHING
@@ -327,6 +336,24 @@ class ArrayFrontEnd:
         """Find the talker on all the voice gathered and hold the beam there."""
         self._steer(self._locate())
         self._held = True
+        heard = np.real(np.trace(self._speech, axis1=1, axis2=2)).sum() / self._voiced_hops
+        self._takeover.start(self.direction_deg or 0.0, float(heard))
+
+    def _take_over(self, found: int) -> None:
+        """A louder talker elsewhere took over the held beam (sori.hearing.audio.takeover):
+        turn to them, with MVDR's null on what the beam held until now."""
+        self.direction_deg = float(self._finder.azimuth_deg[found])
+        self.takeovers += 1
+        if self.beamform != "off":
+            look = steering(self.geometry, self._freqs, self._finder.directions[found])
+            noise = self._takeover.held
+            quiet = self._noise_now()
+            if quiet is not None:
+                noise = noise + quiet
+            has_noise = np.real(np.trace(noise, axis1=1, axis2=2)).sum() > 0
+            use_mvdr = self.beamform == "mvdr" and has_noise
+            self._weights = mvdr(look, noise) if use_mvdr else delay_and_sum(look)
+        self._takeover.start(self.direction_deg, self._takeover.recent_power)
 
     def _forget_speech(self) -> None:
         self._speech[:] = 0.0

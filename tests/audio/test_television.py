@@ -1,7 +1,10 @@
-"""A television across the room: the array's front end takes a source that talks from one
+"""A television across the room. The array's front end takes a source that talks from one
 place for seconds as the room's (sori.hearing.audio.standing), nulls it, looks for the
 talker away from it, and keeps its babble from opening utterances; a fan, or a user who
-speaks again and again from one place, is no such source.
+speaks again and again from one place, is no such source. A television that was on when
+an utterance began holds the beam until a louder talker elsewhere takes it over
+(sori.hearing.audio.takeover), who gets an utterance of their own; a quieter television
+that starts while the user speaks takes nothing over.
 
 The rooms are pyroomacoustics' (tests/audio/array_rooms.py), heard through the pipeline
 with its real voice detector (Silero), so the babble is called voice as it would be."""
@@ -82,4 +85,36 @@ def test_a_fan_and_a_user_speaking_again_and_again_from_one_place_are_no_standin
 
     assert array.standing_deg is None
     assert len(starts) >= 3
+    assert angle_apart_deg(array.direction_deg, TALKER_DEG) <= 10
+    assert array.takeovers == 0  # one talker, louder and softer: never someone new
+
+
+def test_a_louder_talker_takes_over_the_utterance_a_television_began(shared_dir, voices):
+    """Babble from 160° 5 dB under the talker, on 1 s before a read sentence from 60°: the
+    babble opens the utterance and holds the beam; the talker takes it over and is heard
+    in an utterance of their own, from their direction."""
+    speech = read_clip(str(shared_dir / READ / TALKER), 4.0)
+    tv = babble(voices, int(7 * RATE_HZ), np.random.default_rng(4))
+    room = simulate(speech, TALKER_DEG, TV_DEG, sound=tv)
+    array, starts = heard_through(room.mixed)
+
+    assert array.takeovers >= 1
+    assert angle_apart_deg(starts[0].doa_deg, TV_DEG) <= 15  # the television's
+    talker = [
+        s for s in starts if s.doa_deg is not None and angle_apart_deg(s.doa_deg, TALKER_DEG) <= 15
+    ]
+    assert talker and 0.5 <= talker[0].audio_start_ns / 1e9 <= 2.5
+    assert angle_apart_deg(array.direction_deg, TALKER_DEG) <= 10
+
+
+def test_a_quieter_television_that_starts_while_the_user_speaks_takes_nothing_over(
+    shared_dir, voices
+):
+    speech = read_clip(str(shared_dir / READ / TALKER), 4.0)
+    tv = babble(voices, int(7 * RATE_HZ), np.random.default_rng(5))
+    tv[: int(2.0 * RATE_HZ)] = 0.0  # on a second into the sentence
+    room = simulate(speech, TALKER_DEG, TV_DEG, below_db=10.0, sound=tv)
+    array, starts = heard_through(room.mixed)
+
+    assert array.takeovers == 0
     assert angle_apart_deg(array.direction_deg, TALKER_DEG) <= 10

@@ -1,0 +1,102 @@
+"""A louder talker takes over an utterance: a television was on when the recording began,
+its babble opened the utterance and the beam was held on it; then the user speaks, louder,
+from elsewhere. Without this the user is heard inside the television's utterance, through
+a beam that points at the television.
+
+`Takeover` watches the voiced spectra while the array's front end holds its beam
+(sori.hearing.audio.front_end):
+
+- what the beam holds: the covariance of the spectra between looks that found no one
+  new, which becomes the noise the new beam nulls;
+- the last `RECENT_S` of them: where that sound comes from, looked at every `EVERY_HOPS`.
+
+A direction `APART_DEG` or more from the held one, in voice `LOUDER` than the held mean,
+for `CHECKS` looks in a row (about 0.4 s), is a new talker. The same talker's loud
+syllables are louder but come from where the beam points; a reflection points elsewhere
+for a moment, not for the whole of it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sori.hearing.audio.array import DirectionFinder
+from sori.hearing.audio.standing import angle_apart_deg
+
+RECENT_S = 0.25
+"""Time constant of the recent spectra's covariance, in seconds."""
+EVERY_HOPS = 8
+"""Voiced spectra between looks at where the recent ones come from."""
+CHECKS = 3
+"""Looks in a row that must find the new talker: 24 spectra, 0.4 s of its voice."""
+APART_DEG = 40.0
+"""How far from the held direction a new talker must be: a single talker's estimates
+over a quarter of a second wander by up to twenty degrees in a reverberant room."""
+LOUDER = 2.0
+"""How much more power the recent voice must have than the held source's mean (3 dB):
+a user who speaks over a television 5 dB under them at the microphones brings 6 dB."""
+
+
+class Takeover:
+    """Watches a held beam for a louder talker elsewhere (see the module), for spectra of
+    `bins` bins and `channels` microphones, one every `hop_s` seconds."""
+
+    def __init__(self, finder: DirectionFinder, bins: int, channels: int, hop_s: float) -> None:
+        self._finder = finder
+        self._keep = float(np.exp(-hop_s / RECENT_S))
+        self.held = np.zeros((bins, channels, channels), np.complex128)
+        """Mean covariance of what the beam has held, per bin."""
+        self._held_hops = 0
+        self._pending = np.zeros_like(self.held)
+        """Sum of the spectra's covariances since the last look, which joins `held` when
+        that look finds no one new."""
+        self._pending_hops = 0
+        self._held_deg = 0.0
+        self._held_power = 0.0
+        self._recent = np.zeros((len(finder.band), channels, channels), np.complex128)
+        self._recent_weight = 0.0
+        self._hops = 0
+        self._in_a_row = 0
+        self.recent_power = 0.0
+        """Mean band power per spectrum of the recent voice, at the last look."""
+
+    def start(self, held_deg: float, held_power: float) -> None:
+        """The beam is held on `held_deg`, where voice of `held_power` (mean band power
+        per spectrum) was gathered."""
+        self.held[:] = 0.0
+        self._pending[:] = 0.0
+        self._held_hops = self._pending_hops = 0
+        self._held_deg, self._held_power = held_deg, held_power
+        self._recent[:] = 0.0
+        self._recent_weight = 0.0
+        self._hops = self._in_a_row = 0
+
+    def hear(self, spectrum: np.ndarray, allowed: np.ndarray | None = None) -> int | None:
+        """One voiced spectrum (bins, microphones) while the beam is held; the grid index
+        of a new talker that took over (among the `allowed` directions), else None."""
+        self._pending += np.einsum("fm,fn->fmn", spectrum, spectrum.conj())
+        self._pending_hops += 1
+        band = spectrum[self._finder.band]
+        keep = self._keep
+        self._recent *= keep
+        self._recent += (1 - keep) * np.einsum("fm,fn->fmn", band, band.conj())
+        self._recent_weight = keep * self._recent_weight + (1 - keep)
+        self._hops += 1
+        if self._hops % EVERY_HOPS:
+            return None
+        recent = self._recent / self._recent_weight
+        found = self._finder.find(recent, None, allowed)
+        power = float(np.real(np.trace(recent, axis1=1, axis2=2)).sum())
+        self.recent_power = power
+        elsewhere = angle_apart_deg(float(self._finder.azimuth_deg[found]), self._held_deg)
+        louder = power >= LOUDER * self._held_power
+        if elsewhere >= APART_DEG and louder:
+            self._in_a_row += 1
+            return found if self._in_a_row >= CHECKS else None
+        self._in_a_row = 0
+        total = self._held_hops + self._pending_hops
+        self.held = (self.held * self._held_hops + self._pending) / total
+        self._held_hops = total
+        self._pending[:] = 0.0
+        self._pending_hops = 0
+        return None
