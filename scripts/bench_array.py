@@ -19,6 +19,8 @@ s; a television on for minutes before the command: `--lead-s 20`).
   talker speaks do not count; "1 mic" replays microphone 0 as `sori replay` with
   `audio.channels = 1`, the beams replay all four as `sori replay` with
   `audio.channels = 4` (the same recognizer, denoising off, so the beam alone differs).
+- Actions: intents committed on the read clips, none of which is a command: each one a
+  device wrongly switched.
 - DOA: the direction the beam held for the talker's first utterance, against 60°.
 - Commands: espeak-ng's Korean voice saying commands of the example home, close-talk
   and through the same room; right when the committed intent and device are the
@@ -207,14 +209,15 @@ def main() -> int:
     voices = {r["file"]: np.frombuffer(read_file(folder / r["file"]), "<i2") / 32768 for r in rows}
     chosen = rows[: args.clips]
     results: dict = {
-        "cer": {}, "talker_cer": {}, "doa_error_deg": {}, "commands": {}, "cpu_rtf": []
+        "cer": {}, "talker_cer": {}, "actions": {}, "doa_error_deg": {}, "commands": {},
+        "cpu_rtf": [],
     }  # fmt: skip
     print(
-        "| interferer | path | CER | talker's CER | DOA error (median, max) |\n"
-        "|---|---|---|---|---|"
+        "| interferer | path | CER | talker's CER | actions | DOA error (median, max) |\n"
+        "|---|---|---|---|---|---|"
     )
     for n_kind, kind in enumerate(args.noises.split(",")):
-        errors = {p: [0, 0, 0] for p in PATHS}  # edits, characters, the talker's edits
+        errors = {p: [0, 0, 0, 0] for p in PATHS}  # edits, characters, talker's edits, actions
         doa_errors: list[float] = []
         for k, row in enumerate(chosen):
             speech = voices[row["file"]]
@@ -234,6 +237,7 @@ def main() -> int:
                 errors[path][1] += chars
                 said = " ".join(r["transcript"] for r in talkers if r["transcript"])
                 errors[path][2] += character_errors(row["transcript"], said)[0]
+                errors[path][3] += sum(1 for r in records if r["intent"])
                 doa = talkers[0]["doa_deg"] if talkers else None
                 if path == "mvdr" and doa is not None:
                     doa_errors.append(abs((doa - TALKER_DEG + 180) % 360 - 180))
@@ -243,12 +247,16 @@ def main() -> int:
             talker_cer = errors[path][2] / max(1, errors[path][1])
             results["cer"][f"{kind} / {path}"] = round(cer, 3)
             results["talker_cer"][f"{kind} / {path}"] = round(talker_cer, 3)
+            results["actions"][f"{kind} / {path}"] = errors[path][3]
             doa = (
                 f"{np.median(doa_errors):.0f}°, {max(doa_errors):.0f}°"
                 if path == "mvdr" and doa_errors
                 else ""
             )
-            print(f"| {kind} | {path} | {cer:.3f} | {talker_cer:.3f} | {doa} |", flush=True)
+            print(
+                f"| {kind} | {path} | {cer:.3f} | {talker_cer:.3f} | {errors[path][3]} | {doa} |",
+                flush=True,
+            )
 
     with tempfile.TemporaryDirectory() as tmp:
         print("\n| interferer | path | commands right |\n|---|---|---|")

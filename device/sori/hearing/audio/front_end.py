@@ -40,6 +40,11 @@ by its holding one direction for seconds. While one stands:
 - `clear` says whether the frame just beamed stands `CLEAR_DB` over what is left of the
   source in the beam (its level, tracked in dB): the pipeline's voice detector hears only
   such frames, so the babble opens no utterance and the talker's voice does.
+
+A television that was on when an utterance began holds the beam instead. While it is
+held, a `Takeover` (sori.hearing.audio.takeover) watches for a louder talker elsewhere;
+one found turns the beam to them with MVDR's null on what it held, and counts in
+`takeovers`, on which the pipeline gives them an utterance of their own.
 """
 
 from __future__ import annotations
