@@ -358,7 +358,6 @@ class ArrayFrontEnd:
             has_noise = np.real(np.trace(noise, axis1=1, axis2=2)).sum() > 0
             use_mvdr = self.beamform == "mvdr" and has_noise
             self._weights = mvdr(look, noise) if use_mvdr else delay_and_sum(look)
-        self._takeover.start(self.direction_deg, self._takeover.recent_power)
 
     def _forget_speech(self) -> None:
         self._speech[:] = 0.0

@@ -8,12 +8,17 @@ a beam that points at the television.
 
 - what the beam holds: the covariance of the spectra between looks that found no one
   new, which becomes the noise the new beam nulls;
-- the last `RECENT_S` of them: where that sound comes from, looked at every `EVERY_HOPS`.
+- the last `RECENT_S` of them: where that sound comes from, less what was held, looked
+  at every `EVERY_HOPS`. Less what was held, because whitened cross-spectra (PHAT) give
+  every bin one vote, and a television nearer the array than the user wins the bins
+  where it is not much weaker, even while the user is 10 dB louder overall.
 
 A direction `APART_DEG` or more from the held one, in voice `LOUDER` than the held mean,
 for `CHECKS` looks in a row (about 0.4 s), is a new talker. The same talker's loud
 syllables are louder but come from where the beam points; a reflection points elsewhere
-for a moment, not for the whole of it.
+for a moment, not for the whole of it. One takeover an utterance: the new talker's voice
+is the loud one now, and what the beam held before (a television) quieter, so a second
+would only be their own syllables measured against a mix.
 """
 
 from __future__ import annotations
@@ -57,8 +62,7 @@ class Takeover:
         self._recent_weight = 0.0
         self._hops = 0
         self._in_a_row = 0
-        self.recent_power = 0.0
-        """Mean band power per spectrum of the recent voice, at the last look."""
+        self._watching = False
 
     def start(self, held_deg: float, held_power: float) -> None:
         """The beam is held on `held_deg`, where voice of `held_power` (mean band power
@@ -70,10 +74,14 @@ class Takeover:
         self._recent[:] = 0.0
         self._recent_weight = 0.0
         self._hops = self._in_a_row = 0
+        self._watching = True
 
     def hear(self, spectrum: np.ndarray, allowed: np.ndarray | None = None) -> int | None:
         """One voiced spectrum (bins, microphones) while the beam is held; the grid index
-        of a new talker that took over (among the `allowed` directions), else None."""
+        of a new talker that took over (among the `allowed` directions), else None.
+        After one takeover it watches no more until the next `start`."""
+        if not self._watching:
+            return None
         self._pending += np.einsum("fm,fn->fmn", spectrum, spectrum.conj())
         self._pending_hops += 1
         band = spectrum[self._finder.band]
@@ -85,14 +93,17 @@ class Takeover:
         if self._hops % EVERY_HOPS:
             return None
         recent = self._recent / self._recent_weight
-        found = self._finder.find(recent, None, allowed)
+        held = self.held[self._finder.band] if self._held_hops else None
+        found = self._finder.find(recent, held, allowed)
         power = float(np.real(np.trace(recent, axis1=1, axis2=2)).sum())
-        self.recent_power = power
         elsewhere = angle_apart_deg(float(self._finder.azimuth_deg[found]), self._held_deg)
         louder = power >= LOUDER * self._held_power
         if elsewhere >= APART_DEG and louder:
             self._in_a_row += 1
-            return found if self._in_a_row >= CHECKS else None
+            if self._in_a_row < CHECKS:
+                return None
+            self._watching = False
+            return found
         self._in_a_row = 0
         total = self._held_hops + self._pending_hops
         self.held = (self.held * self._held_hops + self._pending) / total
