@@ -33,6 +33,11 @@
   speaks. `--echo-room RT60` hears the speaker through a room instead of dry;
   `--echo-cancel off|auto` sets `audio.echo_cancel`: one filter hears the whole run, as
   the daemon's hears its microphone (it learns the room on the first of Sori's sentences).
+- `--offsets`, instead of the above: each clip as recorded, after 0 to 32 ms of silence
+  (`OFFSETS_MS`), so that its speech falls elsewhere on the 20 ms frames of the voice
+  detector and the 30 ms frames of the spotter (a microphone array's beam delays the
+  audio by 32 ms): the phrase's score at each offset (null: missed), the misses, and how
+  far the score moves.
 """
 
 from __future__ import annotations
@@ -71,6 +76,7 @@ from sori.hearing.wake_gate import NeverOpen
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "audio" / "ko-read"
 FALSE_PHRASES = ["소리야", "빅스비", "헤이 소리"]
 NOISES = ("white", "pink", "brown", "hum", "babble")
+OFFSETS_MS = (0, 4, 8, 12, 16, 20, 24, 28, 32)
 
 
 def load_clips() -> list[tuple[str, str, np.ndarray]]:
@@ -281,6 +287,10 @@ def main() -> int:
         "--echo-cancel", choices=("off", "auto"), default=None,
         help="with --echo: audio.echo_cancel for this run (default: the config's)",
     )  # fmt: skip
+    parser.add_argument(
+        "--offsets", action="store_true",
+        help="only the clips as recorded, each after 0-32 ms of silence: the score's spread",
+    )  # fmt: skip
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):
@@ -295,6 +305,8 @@ def main() -> int:
     if args.echo:
         trials = echo_trials(base, clips, opening_words(clips), args.echo_room, rng)
         return report(trials, args.json)
+    if args.offsets:
+        return report(offset_trials(base, clips, opening_words(clips)), args.json)
     if args.sweep:
         base = replace(base, wake=replace(base.wake, threshold=-100.0))
     false_scores: list[float] = []
@@ -379,6 +391,34 @@ def main() -> int:
             for t in (-10.0, -6.0, -4.0, -2.0, 0.0, 2.0, 4.0)
         }
     return report(result, args.json)
+
+
+def offset_trials(base: Config, clips, openers: dict[str, str]) -> dict:
+    """Each clip as recorded, after each of `OFFSETS_MS` of silence (see the module)."""
+    config = replace(base, wake=replace(base.wake, phrases=sorted(set(openers.values()))))
+    detector = build_wake_detector(config)
+    scores: dict[str, list[float | None]] = {}
+    for name, _, speech in clips:
+        if name not in openers:
+            continue
+        row: list[float | None] = []
+        for offset_ms in OFFSETS_MS:
+            silence = np.zeros(RATE_HZ * offset_ms // 1000, np.float32)
+            found, _, _ = hear(config, detector, np.concatenate([silence, speech]))
+            own = [e.score for e in found if e.phrase == openers[name]]
+            row.append(round(max(own), 1) if own else None)
+        scores[openers[name]] = row
+    heard = [[s for s in row if s is not None] for row in scores.values()]
+    spreads = [max(row) - min(row) for row in heard if row]
+    return {
+        "offsets_ms": list(OFFSETS_MS),
+        "scores": scores,
+        "misses": sum(s is None for row in scores.values() for s in row),
+        "trials": len(scores) * len(OFFSETS_MS),
+        "score_spread_median": round(float(np.median(spreads)), 1),
+        "score_spread_max": round(max(spreads), 1),
+        "lowest_score": min(min(row) for row in heard if row),
+    }
 
 
 def report(result: dict, as_json: bool) -> int:
