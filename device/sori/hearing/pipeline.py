@@ -34,6 +34,11 @@ if `flush_ms` of silence had been heard (`RecognizerStream.flush`), and skips as
 the real silence that follows; again (at most `flush_steps` times per pause) while the
 partial is empty or an unclosed command. The flush thus runs while the silence gate is
 still closed, and the commit usually comes on the frame that opens it.
+
+With a microphone array the beam (`Steering`) has a say too: a frame that does not stand
+clear of a television the beam knows is no voice to the endpointer, and when a louder
+talker takes the beam over within an utterance, the utterance ends where their voice
+began and theirs opens there (`TAKEOVER_LOOKBACK_MS`).
 """
 
 from __future__ import annotations
@@ -120,7 +125,6 @@ class Hearing:
         """None: wake detection only (`sori wake`)."""
         self.steering = steering
         """The array's beam, told what the voice detector hears; None with one microphone."""
-
         self.wake = WakeGate(gate, wake, clock, origin_ns)
         """Mute and the wake phrase: which utterances the recognizer hears."""
         self.denoise = denoise
