@@ -500,19 +500,20 @@ class TurnsAt:
         self.direction_deg: float | None = 160.0
         self.clear = True
         self.takeovers = 0
+        self.takeover_lag_s = 0.0
 
     def heard(self, voiced: bool, in_speech: bool) -> None:
         self.told += 1
-        if self.told == self.at:
-            self.takeovers, self.direction_deg = 1, 60.0
+        if self.told == self.at:  # their voice began 0.65 s before
+            self.takeovers, self.direction_deg, self.takeover_lag_s = 1, 60.0, 0.65
 
 
 def test_a_talker_who_takes_the_array_over_gets_an_utterance_of_their_own():
     """A television's babble opens the utterance; 2 s in, the beam turns to a louder
     talker. What was heard until then commits nothing, even where it sounds like a
     command, and asks for no answer (no IntentNotRecognized); the talker's utterance
-    begins 800 ms before the turn (where their voice began), hears those frames again,
-    and commits."""
+    begins 150 ms before where the beam found their voice began (0.65 s before the turn),
+    hears those frames again, and commits."""
     clock = FakeClock()
     scripts = [
         ([Cue(300, "거실 불 켜")], "거실 불 켜"),
@@ -524,7 +525,7 @@ def test_a_talker_who_takes_the_array_over_gets_an_utterance_of_their_own():
 
     starts, stops = of(events, SpeechStarted), of(events, SpeechStopped)
     assert [s.doa_deg for s in starts] == [160.0, 60.0]  # the television's, then theirs
-    assert abs(starts[1].audio_start_ns / MS - 1700) <= 20  # 800 ms before the turn
+    assert abs(starts[1].audio_start_ns / MS - 1700) <= 20  # 2.5 s - 0.65 s - 0.15 s
     assert stops[0].audio_end_ns == starts[1].audio_start_ns
     assert [e.text for e in of(events, TranscriptFinal)] == ["거실 불 켜", "거실 불 꺼 줘"]
     assert of(events, IntentNotRecognized) == []
@@ -532,3 +533,39 @@ def test_a_talker_who_takes_the_array_over_gets_an_utterance_of_their_own():
     assert (committed.intent, committed.utterance_id) == ("HassTurnOff", 1)
     taken, talker = hearing.recognizer.streams
     assert taken.finalized and abs(talker.fed_ms - (4000 - 1700 + 400)) <= 40
+
+
+class PhraseInSecondStream(PhraseAt):
+    """A wake detector that finds the phrase only in the second utterance it hears, 0.3 s
+    into it: the television's says none, the talker's opens with it."""
+
+    def __init__(self) -> None:
+        super().__init__(0.3)
+        self.streams = 0
+
+    def open_stream(self, within=False):
+        self.streams += 1
+        stream = super().open_stream(within)
+        stream.done = self.streams != 2
+        return stream
+
+
+def test_a_talker_who_takes_the_array_over_is_heard_for_the_wake_phrase_from_their_start():
+    """Every utterance needs the wake phrase. The television's opens first and has none;
+    the talker who takes the beam over says the phrase as their utterance begins: the
+    wake detector hears their utterance from its start, the phrase opens the turn, and
+    the command after it commits."""
+    clock = FakeClock()
+    recognizer = ScriptedRecognizer([([Cue(300, "거실 불 꺼 줘")], "거실 불 꺼 줘")])
+    detector = PhraseInSecondStream()
+    hearing = Hearing(
+        EnergyScorer(), recognizer, Understanding(), clock=clock,
+        endpoint=EndpointSettings(frame_ms=20, start_ms=60, stop_ms=400, pre_roll_ms=200),
+        wake=detector, gate=ClosedGate(), steering=TurnsAt(at=125),
+    )  # fmt: skip
+    events = run_frames(hearing, tone_frames([(500, False), (3500, True), (800, False)]), clock)
+
+    assert detector.streams == 2  # the television's utterance, then the talker's
+    (woke,) = of(events, WakeDetected)
+    assert woke.utterance_id == 1
+    assert [e.intent for e in of(events, IntentCommitted)] == ["HassTurnOff"]

@@ -38,7 +38,7 @@ still closed, and the commit usually comes on the frame that opens it.
 With a microphone array the beam (`Steering`) has a say too: a frame that does not stand
 clear of a television the beam knows is no voice to the endpointer, and when a louder
 talker takes the beam over within an utterance, the utterance ends where their voice
-began and theirs opens there (`TAKEOVER_LOOKBACK_MS`).
+began and theirs opens there (`TAKEOVER_MARGIN_MS` before).
 """
 
 from __future__ import annotations
@@ -74,10 +74,13 @@ Silero's score still calls voice after the speech ended (up to 60 ms), so that w
 pause begins they have not been decoded yet."""
 
 
-TAKEOVER_LOOKBACK_MS = 800
-"""Where the utterance of a talker who took an array's beam over begins, before the frame
-the beam turned on: the beam is sure of them about 0.6 s after their voice began
-(sori.hearing.audio.takeover), and a word cut at its start is a word lost."""
+TAKEOVER_LOOKBACK_MS = 1800
+"""How far back the utterance of a talker who took an array's beam over may begin, before
+the frame the beam turned on: the beam looks 1.5 s back for where their voice began
+(sori.hearing.audio.takeover)."""
+TAKEOVER_MARGIN_MS = 150
+"""Audio kept before where the new voice was found to begin: its first consonant is
+quieter than what made the beam sure, and a word cut at its start is a word lost."""
 
 
 class Steering(Protocol):
@@ -91,6 +94,8 @@ class Steering(Protocol):
     the beam knows; True while none stands. The voice detector hears only such frames."""
     takeovers: int
     """How many times a louder talker elsewhere took the held beam over."""
+    takeover_lag_s: float
+    """How long before the frame just beamed the last takeover's talker began."""
 
     def heard(self, voiced: bool, in_speech: bool) -> None:
         """The detector's verdict on the frame just scored."""
@@ -172,7 +177,7 @@ class Hearing:
             boundary = self._steer(boundary)
             self._lookback.append(frame)
             if self._taken_over(boundary):
-                return self._split(events)
+                return self._split(frame, events)
         if self._deciding is not None:
             self._decide_later(frame, boundary, events)
             return events
@@ -229,18 +234,23 @@ class Hearing:
             and self.endpointer.state.in_speech
         )  # fmt: skip
 
-    def _split(self, events: list[Event]) -> list[Event]:
+    def _split(self, frame: AudioFrame, events: list[Event]) -> list[Event]:
         """The array turned to a louder talker: the utterance so far was someone else's (a
         television that was on when it began) and ends where the new voice began,
         committing nothing and asking for no answer (a commit made before stands); the new
         talker's opens there, with the frames since."""
-        at_ns = max(self._lookback[0].start_ns, self.endpointer.state.speech_start_ns)
+        assert self.steering is not None
+        lag_ns = int(self.steering.takeover_lag_s * 1e9) + TAKEOVER_MARGIN_MS * MS
+        at_ns = max(
+            self._lookback[0].start_ns,
+            self.endpointer.state.speech_start_ns,
+            frame.end_ns - lag_ns,
+        )
         stopped, started = self.endpointer.split(at_ns)
         if self._turn is not None or self.wake.listening:
             self._stopped(stopped, events, taken_over=True)
         else:
             events.append(stopped)
-        assert self.steering is not None
         started = dataclasses.replace(started, doa_deg=self.steering.direction_deg)
         events.append(started)
         frames = [frame for frame in self._lookback if frame.start_ns >= at_ns]

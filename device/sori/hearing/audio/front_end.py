@@ -179,6 +179,9 @@ class ArrayFrontEnd:
         self.takeovers = 0
         """How many times a louder talker elsewhere took the held beam over; the pipeline
         ends the utterance there and opens the new talker's."""
+        self.takeover_lag_s = 0.0
+        """How long before the end of the frame just processed the last takeover's talker
+        began to be heard in the beam's output, in seconds."""
 
     @property
     def standing_deg(self) -> float | None:
@@ -285,8 +288,8 @@ class ArrayFrontEnd:
         if self._hops <= DELAY_HOPS:
             return
         talker = self._talker_held()
-        if self._held and self._voiced:
-            found = self._takeover.hear(old, self._standing.allowed)
+        if self._held:
+            found = self._takeover.hear(old, self._voiced, self._standing.allowed)
             if found is not None:
                 self._take_over(found)
         if not self._held:
@@ -349,8 +352,11 @@ class ArrayFrontEnd:
         turn to them, with MVDR's null on what the beam held until now."""
         self.direction_deg = float(self._finder.azimuth_deg[found])
         self.takeovers += 1
+        look = steering(self.geometry, self._freqs, self._finder.directions[found])
+        onset = self._takeover.onset_hops(look[self._finder.band])
+        # the statistics' spectra are DELAY_HOPS old, and the output is a window late
+        self.takeover_lag_s = (onset + DELAY_HOPS) * HOP / RATE_HZ
         if self.beamform != "off":
-            look = steering(self.geometry, self._freqs, self._finder.directions[found])
             noise = self._takeover.held
             quiet = self._noise_now()
             if quiet is not None:
