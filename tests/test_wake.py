@@ -108,6 +108,26 @@ def test_spotted_syllables_near_a_phrase_are_a_few_jamo_apart_in_as_many_syllabl
     assert not near("김범", "김범석") and not near("김범석이", "김범석")
 
 
+def test_a_phrase_is_found_wherever_its_speech_falls_on_the_spotter_s_frames(clips, detector):
+    """김범석 after 0 to 32 ms of silence, every 2 ms: the spotter's syllables change with
+    where the speech falls on its 30 ms frames (at 12 ms it heard a run just too far from
+    the phrase to check, 징 벅 처); that near miss gets a second look half a frame later,
+    and the phrase is found at every offset."""
+    with wave.open(str(clips[PHRASES["김범석"]])) as w:
+        pcm = w.readframes(w.getnframes())
+    missed = []
+    for offset_ms in range(0, 33, 2):
+        audio = bytes(32 * offset_ms) + pcm
+        stream, fed, found = detector.open_stream(), 0, []
+        while not stream.done and fed < len(audio):
+            found += stream.feed(audio[fed : fed + 640])
+            fed += 640
+        found += stream.finish()
+        if [d.phrase for d in found] != ["김범석"]:
+            missed.append(offset_ms)
+    assert missed == []
+
+
 def test_the_spotter_stops_once_the_longest_phrase_could_have_ended(clips, detector):
     """Only an utterance's start can hold a wake phrase: the spotter (and the denoiser
     before it) hears LEAD_S and the longest phrase said slowly, then nothing more."""

@@ -14,7 +14,12 @@ opens a fresh stream every `LEAD_S` (`rearm_s`), so some stream's start is near 
    wake phrases (each listed `WEIGHT` times) among some two thousand Korean syllables the
    model knows as words (`fillers`). Any speech decodes into syllables; a wake phrase wins
    where the audio fits it better than syllables do. Syllables that sound like a phrase
-   (`near`: a few jamo apart, 징 벙 셕 for 김범석) are a candidate as well.
+   (`near`: a few jamo apart, 징 벙 셕 for 김범석) are a candidate as well. Which syllables
+   the spotter hears depends on where the speech falls on its 30 ms frames: a run that
+   only just misses being near a phrase (`SECOND_LOOK_SHARE`) gets a second look, the
+   utterance's start spotted again half a frame later (`SECOND_LOOK_S`), for that phrase
+   only. Not while Sori speaks: streams then open every `LEAD_S`, each at another
+   alignment, and a second look there found 소리야 in Sori's own voice.
 2. Checking. A grammar decoder turns other words into a wake word with high confidence
    ("소리를" → "소리야"), so each candidate is decoded again from the utterance's start
    (from `CHECK_LEAD_S` before the candidate, for a stream within an utterance) to the
@@ -96,6 +101,13 @@ differing jamo, a sixth where they sound alike, summed over the syllables: `soun
 are a candidate too. Some voices fit the fillers better than the phrase: one speaker's
 김범석 spots as 징 벙 셕 (0.28), in brown noise as 징 뻠 처 (0.44), and then checks at +7.
 The check decides, so a loose share costs only checks."""
+SECOND_LOOK_SHARE = 0.6
+"""Spotted syllables this near a phrase (but not `NEAR_SHARE` near) get a second look at
+another alignment. bench_wake --offsets: 김범석 spotted as 징 벙 서 (1.0 of 3 jamo apart,
+a candidate) at seven offsets of 0-32 ms, as 징 벅 처 (1.5) at two."""
+SECOND_LOOK_S = 0.015
+"""How much later the second look starts: half the spotter's 30 ms frame, the alignment
+farthest from the first."""
 FILLER_FINALS = (0, 1, 4, 8, 16, 17, 21)
 """Syllable endings of the fillers: none, ㄱ, ㄴ, ㄹ, ㅁ, ㅂ, ㅇ (the commonest codas)."""
 _NOT_WORD = re.compile(r"[^\w\s]")
@@ -276,6 +288,8 @@ class PhraseWakeStream:
         (a run near a phrase that failed does not hide the phrase spotted over it later)."""
         self._since_partial = 0
         self._finished = False
+        self._near_misses: set[int] = set()
+        """Phrases some spotted run only just missed being near (`SECOND_LOOK_SHARE`)."""
 
     @property
     def done(self) -> bool:
@@ -312,21 +326,57 @@ class PhraseWakeStream:
         self._finished = True
         self._done += json.loads(self._spotter.rec.FinalResult()).get("result", [])
         self._d.give_back(self._spotter)
-        return self._candidates()
+        found = self._candidates()
+        if found or not self._near_misses or self._check_lead_s is not None:
+            return found  # within an utterance, streams open every LEAD_S: looks enough
+        return self._second_look()
 
-    def _candidates(self) -> list[Detection]:
-        """Runs of spotted words that open the utterance and sound like a phrase (`near`),
-        earliest first, each checked once; the first that passes is the detection."""
-        words = self._done
+    def _second_look(self) -> list[Detection]:
+        """The utterance's start spotted again, `SECOND_LOOK_S` later (see the module),
+        and its candidates for the phrases the first look only just missed checked: the
+        question is whether that near miss was the phrase, not what else may be there."""
+        spotter = self._d._idle.pop() if self._d._idle else self._d._new_spotter()
+        spotter.rec.Reset()
+        origin_s = spotter.decoded_bytes / BYTES_PER_S - SECOND_LOOK_S
+        pcm = bytes(self._audio[int(SECOND_LOOK_S * RATE_HZ) * 2 :])
+        words: list[dict] = []
+        step = BYTES_PER_S // 5
+        for i in range(0, len(pcm), step):
+            if spotter.rec.AcceptWaveform(pcm[i : i + step]):
+                words += json.loads(spotter.rec.Result()).get("result", [])
+        words += json.loads(spotter.rec.FinalResult()).get("result", [])
+        spotter.decoded_bytes += len(pcm)
+        self._d.give_back(spotter)
+        return self._candidates(words, origin_s, self._near_misses)
+
+    def _candidates(
+        self,
+        words: list[dict] | None = None,
+        origin_s: float | None = None,
+        phrases: set[int] | None = None,
+    ) -> list[Detection]:
+        """Runs of spotted `words` (the spotter's so far, by default; their times counted
+        from `origin_s`) that open the utterance and sound like a phrase (`near`; one of
+        `phrases`, by index, when given), earliest first, each checked once; the first
+        that passes is the detection."""
+        if words is None:
+            words, origin_s = self._done, self._origin_s
+        assert origin_s is not None
         for i, first in enumerate(words):
-            start = float(first["start"]) - self._origin_s
+            start = float(first["start"]) - origin_s
             if start > LEAD_S:
                 break  # not at the start of the utterance: speech that contains it
             for index, target in enumerate(self._d.targets):
-                run = _run(words, i, len(target))
-                if run is None or not near(run[0], target):
+                if phrases is not None and index not in phrases:
                     continue
-                end = float(words[run[1]]["end"]) - self._origin_s
+                run = _run(words, i, len(target))
+                if run is None:
+                    continue
+                if not near(run[0], target):
+                    if near(run[0], target, SECOND_LOOK_SHARE):
+                        self._near_misses.add(index)
+                    continue
+                end = float(words[run[1]]["end"]) - origin_s
                 if end - start < FASTEST_SYLLABLE_S * len(target):
                     continue  # faster than anyone speaks
                 if (index, start, end) in self._checked:
@@ -356,13 +406,13 @@ class PhraseWakeStream:
         return Detection(phrase, round(start, 3), round(end, 3), round(score, 3))
 
 
-def near(spotted: str, phrase: str) -> bool:
+def near(spotted: str, phrase: str, share: float = NEAR_SHARE) -> bool:
     """Whether spotted syllables sound enough like a phrase's (as many syllables, differing
-    in at most `NEAR_SHARE` of their jamo, sound-alike jamo counting half: `sound_cost`)
-    to be checked."""
+    in at most `share` of their jamo, sound-alike jamo counting half: `sound_cost`) to be
+    checked."""
     if len(spotted) != len(phrase):
         return False
-    return sum(map(sound_cost, spotted, phrase)) <= NEAR_SHARE * len(phrase)
+    return sum(map(sound_cost, spotted, phrase)) <= share * len(phrase)
 
 
 def _run(words: list[dict], first: int, syllables: int) -> tuple[str, int] | None:
