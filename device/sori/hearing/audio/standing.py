@@ -11,7 +11,7 @@ take as the talker's (sori.hearing.audio.front_end):
   (so that a command's loud echoes do not outweigh the seconds of quiet after it);
 - every `CHECK_HOPS` that direction is found again; one that holds within `SAME_DEG`
   while the voice detector hears `STANDING_S` of voice is a standing source. A fan or a
-  fridge is no voice: the beam learns it in the quiet, as before. A user who says a
+  fridge is no voice: the beam learns it in the quiet between utterances. A user who says a
   command and stops gives a few seconds of voice, and the quiet that follows has no
   direction of its own.
 
@@ -30,7 +30,8 @@ STANDING_S = 8.0
 """Voice the room's sound must give from one direction to be a standing source, in
 seconds: longer than anything a user says in one breath, shorter than a programme."""
 ROOM_S = 2.0
-"""Time constant of the room's covariance and of the spread of its power."""
+"""Time constant of the room's covariance, in seconds (the front end follows the level a
+standing source leaves in its beam as fast)."""
 CHECK_HOPS = 16
 """Spectra between looks at the room's direction (a quarter of a second at 16 kHz)."""
 SAME_DEG = 20.0

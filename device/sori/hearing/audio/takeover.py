@@ -3,8 +3,8 @@ its babble opened the utterance and the beam was held on it; then the user speak
 from elsewhere. Without this the user is heard inside the television's utterance, through
 a beam that points at the television.
 
-`Takeover` watches the voiced spectra while the array's front end holds its beam
-(sori.hearing.audio.front_end):
+`Takeover` watches the spectra while the array's front end holds its beam
+(sori.hearing.audio.front_end), the voiced ones for:
 
 - what the beam holds: the covariance of the spectra between looks that found no one
   new, which becomes the noise the new beam nulls;
