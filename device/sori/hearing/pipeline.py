@@ -58,7 +58,7 @@ from sori.core.events import (
     UtteranceHeard,
 )
 from sori.hearing.audio.denoise_decision import DECISION_SPEECH_MS, DenoiseDecision
-from sori.hearing.audio.format import RATE_HZ, SAMPLE_BYTES, AudioFrame
+from sori.hearing.audio.format import AudioFrame, pcm_duration_ns
 from sori.hearing.audio.ring import FrameRing
 from sori.hearing.committing import CommitSettings, Committer, Turn, Understanding
 from sori.hearing.stt.base import Hypothesis, SpeechRecognizer
@@ -448,7 +448,7 @@ class Hearing:
         t0 = time.perf_counter_ns()
         hyp = turn.stream.feed(pcm)
         turn.busy_ns["stt"] += time.perf_counter_ns() - t0
-        turn.audio_ns += duration_ns(pcm)
+        turn.audio_ns += pcm_duration_ns(pcm)
         self._show(turn, hyp, events)
 
     def _hear_quiet(self, turn: Turn, events: list[Event]) -> None:
@@ -472,7 +472,7 @@ class Hearing:
         flush_ms = self.commits.settings.flush_ms
         hyp = turn.stream.flush(flush_ms, after)
         turn.busy_ns["stt"] += time.perf_counter_ns() - t0
-        after_ns = duration_ns(after)
+        after_ns = pcm_duration_ns(after)
         padded_ns = max(flush_ms * MS, after_ns)
         turn.audio_ns += padded_ns
         turn.pad_credit_ns += padded_ns - after_ns
@@ -556,8 +556,3 @@ def taken_quiet(turn: Turn) -> bytes:
     pcm = b"".join(frame.pcm for frame in turn.quiet)
     turn.quiet.clear()
     return pcm
-
-
-def duration_ns(pcm: bytes) -> int:
-    """How long `pcm` (pipeline audio) lasts, in nanoseconds."""
-    return len(pcm) // SAMPLE_BYTES * 1_000_000_000 // RATE_HZ

@@ -51,6 +51,11 @@ RAW_FORMATS = {
 """Raw PCM sample formats accepted on stdin, by their sox/ffmpeg names."""
 
 
+def pcm_duration_ns(pcm: bytes) -> int:
+    """How long pipeline audio (16 kHz mono s16le) lasts, in nanoseconds."""
+    return len(pcm) // SAMPLE_BYTES * 1_000_000_000 // RATE_HZ
+
+
 @dataclass(frozen=True, slots=True)
 class AudioFrame:
     """One frame of pipeline audio: 16 kHz mono s16le."""
@@ -69,7 +74,7 @@ class AudioFrame:
 
     @property
     def duration_ns(self) -> int:
-        return self.samples * 1_000_000_000 // RATE_HZ
+        return pcm_duration_ns(self.pcm)
 
     @property
     def end_ns(self) -> int:

@@ -30,6 +30,7 @@ from sori.hearing.audio.format import (
     check_rate,
     decode_raw,
     float_to_s16,
+    pcm_duration_ns,
     read_channels,
     read_file,
 )
@@ -60,7 +61,7 @@ class FileSource:
 
     @property
     def duration_ns(self) -> int:
-        return len(self.pcm) // 2 * 1_000_000_000 // RATE_HZ
+        return pcm_duration_ns(self.pcm)
 
     def frames(self) -> Iterator[AudioFrame]:
         chunker = FrameChunker(self.frame_ms)
