@@ -172,6 +172,18 @@ def plane_wave(signal: np.ndarray, geometry: ArrayGeometry, azimuth_deg: float =
     return np.fft.irfft(shifted, padded, axis=0)[: len(signal)]
 
 
+def outer(spectrum: np.ndarray) -> np.ndarray:
+    """A spectrum's spatial covariance, x xᴴ per bin: (bins, microphones) → (bins,
+    microphones, microphones)."""
+    return np.einsum("fm,fn->fmn", spectrum, spectrum.conj())
+
+
+def power(covariance: np.ndarray) -> float:
+    """The power a covariance (bins, microphones, microphones) holds: its diagonal,
+    summed over bins and microphones."""
+    return float(np.real(np.einsum("fmm->", covariance)))
+
+
 def delay_and_sum(look: np.ndarray) -> np.ndarray:
     """Weights that align and average the microphones for the steering vectors `look`
     (frequencies, microphones); the output is w^H x per bin."""
@@ -183,8 +195,8 @@ def mvdr(look: np.ndarray, noise: np.ndarray) -> np.ndarray:
     microphones), least power from `noise` (frequencies, microphones, microphones), the
     noise covariance, loaded on its diagonal (`LOADING`)."""
     channels = look.shape[1]
-    power = np.real(np.trace(noise, axis1=1, axis2=2)) / channels
-    loading = (LOADING * power + 1e-12)[:, None, None] * np.eye(channels)
+    per_microphone = np.real(np.trace(noise, axis1=1, axis2=2)) / channels
+    loading = (LOADING * per_microphone + 1e-12)[:, None, None] * np.eye(channels)
     solved = np.linalg.solve(noise + loading, look[..., None])[..., 0]
     gain = np.einsum("fm,fm->f", look.conj(), solved)
     return solved / gain[:, None]

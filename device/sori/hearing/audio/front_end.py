@@ -59,6 +59,8 @@ from sori.hearing.audio.array import (
     DirectionFinder,
     delay_and_sum,
     mvdr,
+    outer,
+    power,
     steering,
 )
 from sori.hearing.audio.echo_cancel import EchoCanceller
@@ -288,26 +290,27 @@ class ArrayFrontEnd:
         if self._hops <= DELAY_HOPS:
             return
         talker = self._talker_held()
+        covariance = outer(old)  # once a hop, for every statistic the spectrum joins
         if self._held:
-            found = self._takeover.hear(old, self._voiced, self._standing.allowed)
+            found = self._takeover.hear(old, covariance, self._voiced, self._standing.allowed)
             if found is not None:
                 self._take_over(found)
         if not self._held:
             if self._quiet_frames * self._frame_ms >= QUIET_MS and not self._locked:
                 self._noise *= NOISE_SMOOTHING
-                self._noise += (1 - NOISE_SMOOTHING) * np.einsum("fm,fn->fmn", old, old.conj())
+                self._noise += (1 - NOISE_SMOOTHING) * covariance
                 self._noise_hops += 1
             elif self._voiced:
-                talker = self._gather(old[self._finder.band])
-        if not talker and self._standing.hear(old, self._voiced) and not self._locked:
+                talker = self._gather(covariance[self._finder.band])
+        if not talker and self._standing.hear(covariance, self._voiced) and not self._locked:
             self._idle()  # a standing source came, went or moved: null it between utterances
 
     def _gather(self, band: np.ndarray) -> bool:
-        """Take a voiced spectrum (bins of the direction's band) as the talker's when it
-        stands over the noise, and steer by it; whether it was taken."""
+        """Take a voiced spectrum's covariance (bins of the direction's band) as the
+        talker's when it stands over the noise, and steer by it; whether it was taken."""
         if not self._above_noise(band):
             return False
-        self._speech += np.einsum("fm,fn->fmn", band, band.conj())
+        self._speech += band
         self._voiced_hops += 1
         if self._locked and self._voiced_hops >= HOLD_HOPS:
             self._hold()  # the utterance opened before enough voice was gathered
@@ -331,21 +334,19 @@ class ArrayFrontEnd:
         return self._noise if self._noise_hops >= MIN_NOISE_HOPS else None
 
     def _above_noise(self, band: np.ndarray) -> bool:
-        """Whether a voiced spectrum (bins of the direction's band) is loud enough over
-        the noise to tell where the talker is: a quiet syllable's tail in the noise
-        points at the noise."""
+        """Whether a voiced spectrum's covariance (bins of the direction's band) is loud
+        enough over the noise to tell where the talker is: a quiet syllable's tail in the
+        noise points at the noise."""
         noise = self._noise_now()
         if noise is None:
             return True
-        level = np.real(np.trace(noise[self._finder.band], axis1=1, axis2=2)).sum()
-        return float(np.sum(np.abs(band) ** 2)) >= SPEECH_OVER_NOISE * level
+        return power(band) >= SPEECH_OVER_NOISE * power(noise[self._finder.band])
 
     def _hold(self) -> None:
         """Find the talker on all the voice gathered and hold the beam there."""
         self._steer(self._locate())
         self._held = True
-        heard = np.real(np.trace(self._speech, axis1=1, axis2=2)).sum() / self._voiced_hops
-        self._takeover.start(self.direction_deg or 0.0, float(heard))
+        self._takeover.start(self.direction_deg or 0.0, self._speech_power())
 
     def _take_over(self, found: int) -> None:
         """A louder talker elsewhere took over the held beam (sori.hearing.audio.takeover):
@@ -361,8 +362,7 @@ class ArrayFrontEnd:
             quiet = self._noise_now()
             if quiet is not None:
                 noise = noise + quiet
-            has_noise = np.real(np.trace(noise, axis1=1, axis2=2)).sum() > 0
-            use_mvdr = self.beamform == "mvdr" and has_noise
+            use_mvdr = self.beamform == "mvdr" and power(noise) > 0
             self._weights = mvdr(look, noise) if use_mvdr else delay_and_sum(look)
 
     def _forget_speech(self) -> None:
@@ -409,10 +409,13 @@ class ArrayFrontEnd:
         """Whether `noise` is within MVDR_BELOW_SNR_DB of the voice gathered."""
         if not self._voiced_hops:
             return False
-        level = np.real(np.trace(noise[self._finder.band], axis1=1, axis2=2)).sum()
-        heard = np.real(np.trace(self._speech, axis1=1, axis2=2)).sum() / self._voiced_hops
-        voice = max(heard - level, 0.0)
+        level = power(noise[self._finder.band])
+        voice = max(self._speech_power() - level, 0.0)
         return voice < level * 10 ** (MVDR_BELOW_SNR_DB / 10)
+
+    def _speech_power(self) -> float:
+        """Mean band power of the voiced spectra gathered (at least one)."""
+        return power(self._speech) / self._voiced_hops
 
 
 def array_frames(

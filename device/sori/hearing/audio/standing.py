@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sori.hearing.audio.array import DirectionFinder
+from sori.hearing.audio.array import DirectionFinder, power
 
 STANDING_S = 8.0
 """Voice the room's sound must give from one direction to be a standing source, in
@@ -84,16 +84,16 @@ class StandingSource:
             return True
         return angle_apart_deg(azimuth_deg, self._run_deg) < AVOID_DEG
 
-    def hear(self, spectrum: np.ndarray, voiced: bool) -> bool:
-        """One spectrum of the room's sound (bins, microphones), and whether the voice
-        detector called it voice; whether the standing source came, went or moved."""
+    def hear(self, covariance: np.ndarray, voiced: bool) -> bool:
+        """The covariance of one spectrum of the room's sound (bins, microphones,
+        microphones), and whether the voice detector called it voice; whether the
+        standing source came, went or moved."""
         keep = self._keep
         self.covariance *= keep
-        self.covariance += (1 - keep) * np.einsum("fm,fn->fmn", spectrum, spectrum.conj())
-        band = spectrum[self._finder.band]
-        weight = (1 - keep) / (float(np.sum(np.abs(band) ** 2)) + 1e-20)
+        self.covariance += (1 - keep) * covariance
+        band = covariance[self._finder.band]
         self._bearing *= keep
-        self._bearing += weight * np.einsum("fm,fn->fmn", band, band.conj())
+        self._bearing += (1 - keep) / (power(band) + 1e-20) * band
         self._voiced_s += self._hop_s * voiced
         self._hops += 1
         if self._hops % CHECK_HOPS:

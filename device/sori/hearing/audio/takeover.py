@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sori.hearing.audio.array import DirectionFinder, mvdr
+from sori.hearing.audio.array import DirectionFinder, mvdr, power
 from sori.hearing.audio.standing import angle_apart_deg
 
 RECENT_S = 0.25
@@ -101,24 +101,28 @@ class Takeover:
         self._written = 0
 
     def hear(
-        self, spectrum: np.ndarray, voiced: bool, allowed: np.ndarray | None = None
+        self,
+        spectrum: np.ndarray,
+        covariance: np.ndarray,
+        voiced: bool,
+        allowed: np.ndarray | None = None,
     ) -> int | None:
-        """One spectrum (bins, microphones) while the beam is held, and whether the voice
-        detector called it voice; the grid index of a new talker that took over (among
-        the `allowed` directions), else None. After one takeover it watches no more
-        until the next `start`."""
+        """One spectrum (bins, microphones) while the beam is held, its `covariance`
+        (`sori.hearing.audio.array.outer`), and whether the voice detector called it
+        voice; the grid index of a new talker that took over (among the `allowed`
+        directions), else None. After one takeover it watches no more until the next
+        `start`."""
         if not self._watching:
             return None
-        band = spectrum[self._finder.band]
-        self._history[self._written % len(self._history)] = band
+        self._history[self._written % len(self._history)] = spectrum[self._finder.band]
         self._written += 1
         if not voiced:
             return None
-        self._pending += np.einsum("fm,fn->fmn", spectrum, spectrum.conj())
+        self._pending += covariance
         self._pending_hops += 1
         keep = self._keep
         self._recent *= keep
-        self._recent += (1 - keep) * np.einsum("fm,fn->fmn", band, band.conj())
+        self._recent += (1 - keep) * covariance[self._finder.band]
         self._recent_weight = keep * self._recent_weight + (1 - keep)
         self._hops += 1
         if self._hops % EVERY_HOPS:
@@ -126,9 +130,8 @@ class Takeover:
         recent = self._recent / self._recent_weight
         held = self.held[self._finder.band] if self._held_hops else None
         found = self._finder.find(recent, held, allowed)
-        power = float(np.real(np.trace(recent, axis1=1, axis2=2)).sum())
         elsewhere = angle_apart_deg(float(self._finder.azimuth_deg[found]), self._held_deg)
-        louder = power >= LOUDER * self._held_power
+        louder = power(recent) >= LOUDER * self._held_power
         if elsewhere >= APART_DEG and louder:
             self._in_a_row += 1
             if self._in_a_row < CHECKS:
