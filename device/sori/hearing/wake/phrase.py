@@ -243,9 +243,13 @@ class PhraseWakeDetector:
     def open_stream(self, within: bool = False) -> PhraseWakeStream:
         """A stream at an utterance's start, or `within` one (checked from just before
         each candidate, not from the stream's start)."""
+        return PhraseWakeStream(self, self.take_spotter(), CHECK_LEAD_S if within else None)
+
+    def take_spotter(self) -> Spotter:
+        """A spotter no stream is using, reset; `give_back` returns it."""
         spotter = self._idle.pop() if self._idle else self._new_spotter()
         spotter.rec.Reset()
-        return PhraseWakeStream(self, spotter, CHECK_LEAD_S if within else None)
+        return spotter
 
     def _new_spotter(self) -> Spotter:
         import vosk
@@ -335,8 +339,7 @@ class PhraseWakeStream:
         """The utterance's start spotted again, `SECOND_LOOK_S` later (see the module),
         and its candidates for the phrases the first look only just missed checked: the
         question is whether that near miss was the phrase, not what else may be there."""
-        spotter = self._d._idle.pop() if self._d._idle else self._d._new_spotter()
-        spotter.rec.Reset()
+        spotter = self._d.take_spotter()
         origin_s = spotter.decoded_bytes / BYTES_PER_S - SECOND_LOOK_S
         pcm = bytes(self._audio[int(SECOND_LOOK_S * RATE_HZ) * 2 :])
         words: list[dict] = []
