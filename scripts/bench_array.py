@@ -64,6 +64,7 @@ from sori.hearing.audio.format import RATE_HZ, read_file  # noqa: E402
 from sori.hearing.audio.front_end import FFT_SIZE, ArrayFrontEnd  # noqa: E402
 from sori.hearing.audio.ring import FrameChunker  # noqa: E402
 from sori.hearing.audio.sources import ChannelChunker  # noqa: E402
+from sori.hearing.audio.standing import angle_apart_deg  # noqa: E402
 from sori.testing.fakes import character_errors  # noqa: E402
 from sori.testing.replaying import replay_events, summarize  # noqa: E402
 
@@ -240,7 +241,7 @@ def main() -> int:
                 errors[path][3] += sum(1 for r in records if r["intent"])
                 doa = talkers[0]["doa_deg"] if talkers else None
                 if path == "mvdr" and doa is not None:
-                    doa_errors.append(abs((doa - TALKER_DEG + 180) % 360 - 180))
+                    doa_errors.append(float(angle_apart_deg(doa, TALKER_DEG)))
         results["doa_error_deg"][kind] = doa_errors
         for path in PATHS:
             cer = errors[path][0] / max(1, errors[path][1])

@@ -41,9 +41,10 @@ AVOID_DEG = 30.0
 """A talker is not looked for this close to a standing source."""
 
 
-def angle_apart_deg(a: float, b: float) -> float:
-    """The angle between two azimuths, in degrees, in [0, 180]."""
-    return abs((a - b + 180.0) % 360.0 - 180.0)
+def angle_apart_deg(a: float | np.ndarray, b: float) -> float | np.ndarray:
+    """The angle between two azimuths (or each of an array of them and one), in degrees,
+    in [0, 180]."""
+    return np.abs((a - b + 180.0) % 360.0 - 180.0)
 
 
 class StandingSource:
@@ -82,7 +83,7 @@ class StandingSource:
         room's sound has a direction at all."""
         if self._run_deg is None:
             return True
-        return angle_apart_deg(azimuth_deg, self._run_deg) < AVOID_DEG
+        return bool(angle_apart_deg(azimuth_deg, self._run_deg) < AVOID_DEG)
 
     def hear(self, covariance: np.ndarray, voiced: bool) -> bool:
         """The covariance of one spectrum of the room's sound (bins, microphones,
@@ -114,6 +115,5 @@ class StandingSource:
         self.azimuth_deg = azimuth if standing else None
         self.allowed = None
         if standing:
-            apart = np.abs((self._finder.azimuth_deg - azimuth + 180.0) % 360.0 - 180.0)
-            self.allowed = apart >= AVOID_DEG
+            self.allowed = angle_apart_deg(self._finder.azimuth_deg, azimuth) >= AVOID_DEG
         return before != self.index
