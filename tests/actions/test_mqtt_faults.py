@@ -83,9 +83,33 @@ def test_a_frozen_broker_never_carries_out_a_command_late_20_times(broker, handl
     assert set(outcomes) == {"unconfirmed"}  # written, never acknowledged: not "done"
     wait_connected(handler)
     outcome, deadline_ns = send(handler, 99, 2.0)
+    assert outcome == "done"
     (arrived_ns, topic, payload), *rest = sub.round_trip()
     assert (outcome, topic, number(payload), rest) == ("done", "sori/light/living_room/set", 99, [])
     assert arrived_ns <= deadline_ns
+    sub.close()
+
+
+def test_a_command_right_after_a_reset_waits_for_the_new_connection(broker, handlers):
+    """On a busy board paho's thread may see the reset socket close late; a command sent
+    meanwhile must wait for the new connection, not go down with the old one."""
+    sub = Stamped(broker.url)
+    handler = handlers(broker.url)
+    seen_late = handler._client.on_disconnect
+
+    def busy_paho_thread(*args, **kwargs) -> None:
+        time.sleep(0.3)
+        seen_late(*args, **kwargs)
+
+    handler._client.on_disconnect = busy_paho_thread
+    broker.freeze()
+    unanswered, _ = send(handler, 1, 0.3)
+    broker.thaw()
+    outcome, deadline_ns = send(handler, 2, 3.0)
+    arrived = sub.round_trip()
+    assert (unanswered, outcome) == ("unconfirmed", "done")
+    assert [number(p) for _, _, p in arrived] == [2]
+    assert arrived[0][0] <= deadline_ns
     sub.close()
 
 

@@ -264,7 +264,9 @@ class MqttHandler:
 
     def _reset_connection(self) -> None:
         """End the connection; the broker drops our clean session with anything unreleased,
-        and paho reconnects on its own."""
+        and paho reconnects on its own. Not connected from here on: a command sent before
+        paho's thread has seen the socket close would be lost with it."""
+        self._connected.clear()
         sock = self._client.socket()
         log.warning(
             "MQTT: resetting the connection to %s so it forgets a withdrawn command", self.url
