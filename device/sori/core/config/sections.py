@@ -120,8 +120,10 @@ class AudioConfig:
     array: ArrayConfig = field(default_factory=ArrayConfig)
     """The microphone array (channels > 1): where its microphones are and how to beam."""
     dereverb: str = ranged("off", choices=("off", "wpe"))
-    """Dereverberation before the beam (a far talker in a bare room): "wpe" (online
-    weighted prediction error, per channel group, sori.hearing.audio.dereverb) or "off"."""
+    """Dereverberation before the beam: "wpe" (online weighted prediction error, per
+    channel group, sori.hearing.audio.dereverb) or "off". It pays for long speech from one
+    place; a short command from a new place ends before it has learnt the room, and loses
+    by it (docs/hearing.md)."""
     frame_ms: int = ranged(20, choices=(10, 20, 30))
     """Length of one audio frame through the pipeline: 10, 20 or 30 milliseconds."""
     denoise: str = ranged("auto", choices=("off", "deepfilter", "rnnoise", "webrtc", "auto"))
