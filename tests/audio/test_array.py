@@ -22,7 +22,14 @@ from sori.assemble.hearing import build_array, front_end, source_frames
 from sori.core.config import Config
 from sori.core.config.sections import ARRAY_BOARDS
 from sori.core.errors import AudioError, ConfigError
-from sori.hearing.audio.array import BOARDS, array_geometry, mvdr, steering, unit_vectors
+from sori.hearing.audio.array import (
+    BOARDS,
+    DirectionFinder,
+    array_geometry,
+    mvdr,
+    steering,
+    unit_vectors,
+)
 from sori.hearing.audio.format import RATE_HZ, AudioFrame, write_wav
 from sori.hearing.audio.front_end import ArrayFrontEnd
 from sori.hearing.audio.sources import FileSource
@@ -127,6 +134,28 @@ def test_the_talkers_direction_is_found_within_10_degrees(rooms, azimuth_deg):
     assert array.direction_deg is not None
     assert angle_apart(array.direction_deg, azimuth_deg) <= 10
     assert array.takeovers == 0  # the talker's own echoes and loud syllables: no one new
+
+
+@pytest.mark.parametrize("azimuth_deg", [60.0, 90.0])
+def test_what_a_nulled_television_leaves_does_not_pull_the_search_to_its_sectors_edge(
+    azimuth_deg,
+):
+    """A television at 160° stands (its covariance is the noise), but a third of it is
+    left over, louder than the talker: its skirt rises towards the avoided sector, whose
+    edge (130° or 190°) was the highest direction allowed. The talker is a peak; the edge
+    is not."""
+    finder = DirectionFinder(geometry(), 512, RATE_HZ)
+    freqs = np.fft.rfftfreq(512, 1 / RATE_HZ)[finder.band]
+
+    def source(deg: float, power: float) -> np.ndarray:
+        look = steering(geometry(), freqs, unit_vectors(np.array(deg), np.array(0.0)))
+        return power * look[:, :, None] * look[:, None, :].conj()
+
+    heard = source(160.0, 4.0) + source(azimuth_deg, 1.0) + 0.01 * np.eye(4)
+    standing = source(160.0, 4.0 * 0.7) + 0.005 * np.eye(4)
+    allowed = angle_apart(finder.azimuth_deg, 160.0) >= 30
+    found = finder.azimuth_deg[finder.find(heard, standing, allowed)]
+    assert angle_apart(found, azimuth_deg) <= 10, found
 
 
 def snr_db(talker: np.ndarray, interferer: np.ndarray) -> float:
