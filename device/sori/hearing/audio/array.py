@@ -233,7 +233,8 @@ class DirectionFinder:
     ) -> int:
         """Index of the grid direction the talker is in, from the speech frames' mean
         covariance `speech` (bins of `band`, microphones, microphones), less `noise`'s;
-        among the directions `allowed` (a mask over the grid) when given."""
+        among the directions `allowed` (a mask over the grid) when given, the highest that
+        is a peak along the azimuth."""
         first, second = self._pairs
         cross = speech[:, first, second]
         whitened = cross / (np.abs(cross) + 1e-20)
