@@ -215,12 +215,7 @@ class PhraseWakeDetector:
 
     def _decode(self, rec: Any, pcm: bytes) -> float:
         """Total path score of `pcm` decoded by `rec` on its own; `rec` is reset after."""
-        score = 0.0
-        step = BYTES_PER_S // 5
-        for i in range(0, len(pcm), step):
-            if rec.AcceptWaveform(pcm[i : i + step]):
-                score += _score(rec.Result())
-        score += _score(rec.FinalResult())
+        score = sum(map(_score, _results(rec, pcm)))
         rec.Reset()
         return score
 
@@ -342,12 +337,7 @@ class PhraseWakeStream:
         spotter = self._d.take_spotter()
         origin_s = spotter.decoded_bytes / BYTES_PER_S - SECOND_LOOK_S
         pcm = bytes(self._audio[int(SECOND_LOOK_S * RATE_HZ) * 2 :])
-        words: list[dict] = []
-        step = BYTES_PER_S // 5
-        for i in range(0, len(pcm), step):
-            if spotter.rec.AcceptWaveform(pcm[i : i + step]):
-                words += json.loads(spotter.rec.Result()).get("result", [])
-        words += json.loads(spotter.rec.FinalResult()).get("result", [])
+        words = [w for r in _results(spotter.rec, pcm) for w in json.loads(r).get("result", [])]
         spotter.decoded_bytes += len(pcm)
         self._d.give_back(spotter)
         return self._candidates(words, origin_s, self._near_misses)
@@ -416,6 +406,18 @@ def near(spotted: str, phrase: str, share: float = NEAR_SHARE) -> bool:
     if len(spotted) != len(phrase):
         return False
     return sum(map(sound_cost, spotted, phrase)) <= share * len(phrase)
+
+
+def _results(rec: Any, pcm: bytes) -> list[str]:
+    """The results (JSON) vosk's `rec` gives for `pcm`, fed a fifth of a second at a time:
+    one at each pause it ends, the final one last."""
+    results = []
+    step = BYTES_PER_S // 5
+    for i in range(0, len(pcm), step):
+        if rec.AcceptWaveform(pcm[i : i + step]):
+            results.append(rec.Result())
+    results.append(rec.FinalResult())
+    return results
 
 
 def _run(words: list[dict], first: int, syllables: int) -> tuple[str, int] | None:
