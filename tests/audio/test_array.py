@@ -27,6 +27,7 @@ from sori.hearing.audio.array import (
     DirectionFinder,
     array_geometry,
     mvdr,
+    outer,
     steering,
     unit_vectors,
 )
@@ -117,7 +118,7 @@ def test_mvdr_is_distortionless_towards_the_talker_and_nulls_a_point_interferer(
     freqs = np.fft.rfftfreq(512, 1 / RATE_HZ)[1:]
     towards, away = unit_vectors(np.array([40.0, 200.0]), np.zeros(2))
     look, other = steering(g, freqs, towards), steering(g, freqs, away)
-    noise = np.einsum("fm,fn->fmn", other, other.conj()) + 1e-3 * np.eye(4)
+    noise = outer(other) + 1e-3 * np.eye(4)
     w = mvdr(look, noise)
     assert np.allclose(np.einsum("fm,fm->f", w.conj(), look), 1.0)
     leak = np.abs(np.einsum("fm,fm->f", w.conj(), other)) ** 2
@@ -149,7 +150,7 @@ def test_what_a_nulled_television_leaves_does_not_pull_the_search_to_its_sectors
 
     def source(deg: float, power: float) -> np.ndarray:
         look = steering(geometry(), freqs, unit_vectors(np.array(deg), np.array(0.0)))
-        return power * look[:, :, None] * look[:, None, :].conj()
+        return power * outer(look)
 
     heard = source(160.0, 4.0) + source(azimuth_deg, 1.0) + 0.01 * np.eye(4)
     standing = source(160.0, 4.0 * 0.7) + 0.005 * np.eye(4)

@@ -246,12 +246,12 @@ class DirectionFinder:
             left = heard - np.real(np.trace(noise, axis1=1, axis2=2))
             share = np.clip(left / (heard + 1e-20), 0.0, 1.0)
             whitened = share[:, None] * cross / (np.abs(cross) + 1e-20)
-        power = np.real(self._table @ whitened.astype(np.complex64).reshape(-1))
+        response = np.real(self._table @ whitened.astype(np.complex64).reshape(-1))
         if allowed is None:
-            return int(np.argmax(power))
+            return int(np.argmax(response))
         # where a source is avoided, its skirt rises towards the avoided sector: the
         # highest allowed direction would be the sector's edge. A talker is a peak.
-        around = power.reshape(len(ELEVATIONS_DEG), -1)
+        around = response.reshape(len(ELEVATIONS_DEG), -1)
         peaks = (around >= np.roll(around, 1, axis=1)) & (around >= np.roll(around, -1, axis=1))
         chosen = allowed & peaks.reshape(-1)
-        return int(np.argmax(np.where(chosen if chosen.any() else allowed, power, -np.inf)))
+        return int(np.argmax(np.where(chosen if chosen.any() else allowed, response, -np.inf)))
