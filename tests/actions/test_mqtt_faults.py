@@ -183,3 +183,19 @@ def test_an_expired_command_is_not_kept_for_a_subscriber_that_was_away(broker, h
     back.disconnect()
     back.loop_stop()
     assert back.got == []
+
+
+def test_a_round_trip_returns_what_the_broker_delivered_before_it(broker):
+    """The other tests' witness: a command the broker acknowledged is among what a round
+    trip right after it returns, even when the subscriber has not read it yet."""
+    sub = Stamped(broker.url)
+    publisher = MqttHandler(broker.url, client_id="sori-publisher")
+    publisher.start()
+    wait_connected(publisher)
+    seen = []
+    for n in range(30):
+        assert send(publisher, n, 2.0)[0] == "done"
+        seen.append([number(p) for _, _, p in sub.round_trip()])
+    assert seen == [[n] for n in range(30)]
+    asyncio.run(publisher.close())
+    sub.close()
