@@ -13,6 +13,7 @@ from typing import Any
 
 from sori.core.clock import Clock
 from sori.core.config import AudioConfig, Config, SttConfig
+from sori.core.config.sections import DEREVERBS
 from sori.core.errors import AudioError, ConfigError, SoriError
 from sori.core.events import Event
 from sori.hearing.audio.array import array_geometry
@@ -179,13 +180,13 @@ def front_end(
     if played is not None and audio.echo_cancel != "auto":
         played = None
     if array is not None:
-        dereverb = build_dereverb(audio.dereverb, array.geometry.channels)
+        dereverb = build_dereverb(audio, array.geometry.channels)
         mono = array_frames(frames, array, played, origin_ns, dereverb)  # type: ignore[arg-type]
     else:
         mono = frames  # type: ignore[assignment]
         if played is not None:
             mono = cancel_echo(mono, played, origin_ns)
-        dereverb = build_dereverb(audio.dereverb, 1)
+        dereverb = build_dereverb(audio, 1)
         if dereverb is not None:
             mono = dereverbed(mono, dereverb)
     return denoised(mono, build_denoiser(audio.denoise))
@@ -206,15 +207,21 @@ def build_array(config: Config) -> ArrayFrontEnd | None:
     return ArrayFrontEnd(geometry, audio.array.beamform)
 
 
-def build_dereverb(dereverb: str, channels: int) -> Dereverberator | None:
+def build_dereverb(audio: AudioConfig, channels: int) -> Dereverberator | None:
     """The dereverberator `audio.dereverb` names, for `channels` channels; None for "off"."""
-    if dereverb == "off":
+    if audio.dereverb == "off":
         return None
-    if dereverb == "wpe":
+    if audio.dereverb == "wpe":
         from sori.hearing.audio.dereverb import OnlineWpe
 
         return OnlineWpe(channels)
-    raise ConfigError(f"audio.dereverb must be off or wpe, got {dereverb!r}")
+    if audio.dereverb == "spectral":
+        from sori.hearing.audio.dereverb import LateReverbSuppressor
+
+        return LateReverbSuppressor(channels, audio.rt60_s)
+    raise ConfigError(
+        f"audio.dereverb must be one of {', '.join(DEREVERBS)}, got {audio.dereverb!r}"
+    )
 
 
 def source_frames(source: Any, config: Config) -> Iterable[AudioFrame] | Iterable[ChannelFrame]:

@@ -91,6 +91,8 @@ class IntentsConfig:
 ARRAY_BOARDS = ("respeaker-2mic-hat", "respeaker-4mic-hat", "respeaker-6mic", "respeaker-usb-4mic")
 """Boards `audio.array.geometry` names; their positions are sori.hearing.audio.array.BOARDS
 (a test keeps the two lists the same)."""
+DEREVERBS = ("off", "wpe", "spectral")
+"""What `audio.dereverb` may name (sori.hearing.audio.dereverb)."""
 
 
 @dataclass(frozen=True)
@@ -119,11 +121,17 @@ class AudioConfig:
     beamformed into one (sori.hearing.audio.front_end)."""
     array: ArrayConfig = field(default_factory=ArrayConfig)
     """The microphone array (channels > 1): where its microphones are and how to beam."""
-    dereverb: str = ranged("off", choices=("off", "wpe"))
-    """Dereverberation before the beam: "wpe" (online weighted prediction error, per
-    channel group, sori.hearing.audio.dereverb) or "off". It pays for long speech from one
-    place; a short command from a new place ends before it has learnt the room, and loses
-    by it (docs/hearing.md)."""
+    dereverb: str = ranged("off", choices=DEREVERBS)
+    """Dereverberation before the beam (sori.hearing.audio.dereverb), each 32 ms later:
+    "spectral" (late reverberation suppressed from a model of the room's decay, `rt60_s`;
+    it learns nothing, so short commands across a room gain by it, and close talk loses
+    a little: for a device its users talk to from across the room), "wpe" (online
+    weighted prediction error, per channel group: it pays for long speech from one place,
+    and a short command from a new place ends before it has learnt the room, and loses
+    by it) or "off" (docs/hearing.md)."""
+    rt60_s: float = ranged(0.6, 0.1, 3.0)
+    """The room's reverberation time in seconds, for dereverb = "spectral": 0.3-0.8 s in a
+    living room; too long an estimate costs less than too short a one (docs/hearing.md)."""
     frame_ms: int = ranged(20, choices=(10, 20, 30))
     """Length of one audio frame through the pipeline: 10, 20 or 30 milliseconds."""
     denoise: str = ranged("auto", choices=("off", "deepfilter", "rnnoise", "webrtc", "auto"))

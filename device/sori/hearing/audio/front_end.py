@@ -1,8 +1,8 @@
 """The front end of a microphone array: N channels in, one pipeline stream out.
 
 In the order sound meets it: Sori's own voice taken out of each channel (echo
-cancellation, while the speaker plays), dereverberation (`audio.dereverb`, the
-OnlineWpe of sori.hearing.audio.dereverb), the beam, and back to 16 kHz mono s16le
+cancellation, while the speaker plays), dereverberation (`audio.dereverb`, from
+sori.hearing.audio.dereverb), the beam, and back to 16 kHz mono s16le
 frames, which the voice detector, the wake detector and the recognizer hear as they
 would hear one microphone. With one microphone none of this runs (`audio.channels = 1`),
 except dereverberation when asked for (`dereverbed`).
@@ -122,7 +122,8 @@ BEAMS = ("mvdr", "delay-sum", "off")
 
 
 class Dereverberator(Protocol):
-    """What `audio.dereverb` runs (sori.hearing.audio.dereverb.OnlineWpe)."""
+    """What `audio.dereverb` runs (sori.hearing.audio.dereverb: OnlineWpe or
+    LateReverbSuppressor)."""
 
     def process(self, block: np.ndarray) -> np.ndarray:
         """`block`, float32 shaped (samples, channels), without its late reverberation."""
