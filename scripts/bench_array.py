@@ -26,8 +26,9 @@ s; a television on for minutes before the command: `--lead-s 20`).
   speech. Phrases of 2-4 words (0.7-1.8 s) are cut from the read clips where the
   recognizer heard them right, close-talk, at its own word times (`--standins` of them).
   Each is added to the grammar, as a home's own phrase would be, and said in the room
-  after the interferer's lead. The paths are one microphone and MVDR, each with and
-  without dereverberation (`audio.dereverb = "wpe"`). A phrase is right when an
+  after the interferer's lead. The paths are one microphone and MVDR, each without
+  dereverberation and with each kind (`audio.dereverb = "wpe"`, `"spectral"`, the
+  latter at `audio.rt60_s`'s default, not the room's). A phrase is right when an
   utterance's transcript holds it, spaces ignored, with at most 2 characters more (a
   neighbour's syllable at the cut). It is wrong when the constrained pass stood for
   anything else: a command the user did not say. The rooms are the interferers at
@@ -81,7 +82,12 @@ TALKER_DEG, INTERFERER_DEG = 60.0, 160.0
 LEAD_S = 1.0
 """Seconds of the interferer alone before the talker, unless `--lead-s` says otherwise."""
 PATHS = ("1 mic", "delay-sum", "mvdr")
-STANDIN_PATHS = ("1 mic", "1 mic + wpe", "mvdr", "mvdr + wpe")
+STANDIN_PATHS = tuple(
+    f"{beam}{dereverb}" for beam in ("1 mic", "mvdr") for dereverb in ("", " + wpe", " + spectral")
+)
+CLOSE_PATHS = ("1 mic", "1 mic + spectral")
+"""Close-talk, the stand-ins are heard as they were recorded, and dereverberated: what the
+suppression costs a talker near the device."""
 STANDIN_WORDS = (2, 3, 4)
 STANDIN_S = (0.7, 1.8)
 """A stand-in phrase's words, and its length between its words' first start and last end."""
@@ -169,9 +175,9 @@ def hear(
 
 
 def path_config(path: str, config):  # noqa: ANN001, ANN201
-    """The config of a path: "1 mic" or a beam, " + wpe" after it to dereverberate."""
-    beam, _, wpe = path.partition(" + ")
-    dereverb = "wpe" if wpe else "off"
+    """The config of a path: "1 mic" or a beam, " + " and an `audio.dereverb` after it."""
+    beam, _, dereverb = path.partition(" + ")
+    dereverb = dereverb or "off"
     if beam == "1 mic":
         return with_audio(config, 1, dereverb=dereverb)
     return with_audio(config, 4, beam, dereverb)
@@ -254,14 +260,17 @@ def commands_in_rooms(args, config, presets, rows, voices, results) -> None:  # 
     ]
     print(f"\n{len(phrases)} phrases of the read clips heard as commands")
     print("| room | path | right | wrong | actions |\n|---|---|---|---|---|")
-    close = {"right": 0, "wrong": 0, "actions": 0}
+    close = {path: {"right": 0, "wrong": 0, "actions": 0} for path in CLOSE_PATHS}
     for text, said in phrases:
         padded = np.concatenate([np.zeros(RATE_HZ // 2), said, np.zeros(RATE_HZ // 2)])
-        records, _ = hear(
-            Recording(text, padded[:, None], 20), with_audio(config, 1), recognizer, presets, 0.0
-        )
-        tally(close, text, records, threshold)
-    print(f"| close-talk | 1 mic | {row(close)} |", flush=True)
+        for path in CLOSE_PATHS:
+            records, _ = hear(
+                Recording(text, padded[:, None], 20), path_config(path, config), recognizer,
+                presets, 0.0,
+            )  # fmt: skip
+            tally(close[path], text, records, threshold)
+    for path, count in close.items():
+        print(f"| close-talk | {path} | {row(count)} |", flush=True)
     results["commands"] = {"phrases": len(phrases), "close-talk": close}
     for label, kind, below_db in rooms:
         counts = {path: {"right": 0, "wrong": 0, "actions": 0} for path in STANDIN_PATHS}

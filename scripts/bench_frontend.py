@@ -66,7 +66,7 @@ from sori.hearing.audio.augment import (  # noqa: E402
     said_over,
     to_pcm16,
 )
-from sori.hearing.audio.dereverb import OnlineWpe  # noqa: E402
+from sori.hearing.audio.dereverb import LateReverbSuppressor, OnlineWpe  # noqa: E402
 from sori.hearing.audio.echo_cancel import EchoCanceller  # noqa: E402
 
 RATE = 16000
@@ -353,12 +353,24 @@ def read_clips(clips_dir: Path, count: int) -> list[tuple[str, str, np.ndarray]]
     return [(r["file"], r["transcript"], clip(clips_dir / r["file"])) for r in zeroth[:count]]
 
 
-def dereverbed(signal: np.ndarray) -> np.ndarray:
-    """One channel through OnlineWpe, realigned (its latency taken off)."""
-    wpe = OnlineWpe(1)
-    padded = np.concatenate([signal, np.zeros(wpe.latency)])[:, None] / 32768.0
-    out = np.concatenate([wpe.process(padded[i : i + BLOCK]) for i in range(0, len(padded), BLOCK)])
-    return out[wpe.latency :, 0] * 32768.0
+DEREVERBERATORS = {
+    "WPE": lambda channels: OnlineWpe(channels),
+    "spectral": lambda channels: LateReverbSuppressor(channels, SPECTRAL_RT60_S),
+}
+"""The dereverberators of `audio.dereverb`, as it builds them for `channels`."""
+SPECTRAL_RT60_S = 0.6
+"""The reverberation time the spectral suppressor assumes (audio.rt60_s's default), in
+every room: a device does not know its room's."""
+
+
+def dereverbed(signal: np.ndarray, kind: str) -> np.ndarray:
+    """One channel through the dereverberator `kind`, realigned (its latency taken off)."""
+    dereverb = DEREVERBERATORS[kind](1)
+    padded = np.concatenate([signal, np.zeros(dereverb.latency)])[:, None] / 32768.0
+    out = np.concatenate(
+        [dereverb.process(padded[i : i + BLOCK]) for i in range(0, len(padded), BLOCK)]
+    )
+    return out[dereverb.latency :, 0] * 32768.0
 
 
 def bench_dereverb(clips_dir: Path, count: int) -> list[dict]:
@@ -374,15 +386,17 @@ def bench_dereverb(clips_dir: Path, count: int) -> list[dict]:
     presets = presets_from_config(config.intents, home_from_config(config.home))
     recognizer = hearing_recognizer(config, presets)
     data = read_clips(clips_dir, count)
-    conditions: list[tuple[str, float | None, bool]] = [("dry", None, False)]
+    conditions: list[tuple[str, float | None, str]] = [("dry", None, "")]
+    conditions += [(f"dry + {kind}", None, kind) for kind in DEREVERBERATORS]
     for rt60 in ROOM_RT60_S:
-        conditions += [(f"RT60 {rt60} s", rt60, False), (f"RT60 {rt60} s + WPE", rt60, True)]
+        conditions += [(f"RT60 {rt60} s", rt60, "")]
+        conditions += [(f"RT60 {rt60} s + {kind}", rt60, kind) for kind in DEREVERBERATORS]
     print(f"{len(data)} clips, {ROOM_DISTANCE_M} m from one microphone")
     print("| condition | CER | false device actions | pipeline CPU (s per s) |")
     print("|---|---|---|---|")
     rooms: dict[tuple[str, float], np.ndarray] = {}
     rows = []
-    for label, rt60, wpe in conditions:
+    for label, rt60, kind in conditions:
         errors = chars = actions = 0
         cpu = audio_s = 0.0
         for name, transcript, speech in data:
@@ -391,7 +405,9 @@ def bench_dereverb(clips_dir: Path, count: int) -> list[dict]:
                 if (name, rt60) not in rooms:
                     setup = RoomSetup(rt60_s=rt60, distance_m=ROOM_DISTANCE_M, mics=1)
                     rooms[name, rt60] = simulate_room(speech, setup).channels[:, 0]
-                signal = dereverbed(rooms[name, rt60]) if wpe else rooms[name, rt60]
+                signal = rooms[name, rt60]
+            if kind:
+                signal = dereverbed(signal, kind)
             started = time.process_time()
             source = PcmSource(name, to_pcm16(signal), config.audio.frame_ms)
             records = replay_source(source, config, recognizer, presets)
@@ -424,13 +440,14 @@ def bench_cpu(names: list[str]) -> dict:
     reply = music(seconds, rng)
     for name in names:
         _, figures[f"echo {name}"] = erle(name, reply)
-    for channels in WPE_CHANNELS:
-        wpe = OnlineWpe(channels)
-        signal = rng.standard_normal((seconds * RATE, channels)).astype(np.float32) * 0.01
-        started = time.process_time()
-        for i in range(0, len(signal), BLOCK):
-            wpe.process(signal[i : i + BLOCK])
-        figures[f"OnlineWpe {channels} ch"] = (time.process_time() - started) / seconds
+    for kind, make in DEREVERBERATORS.items():
+        for channels in WPE_CHANNELS:
+            dereverb = make(channels)
+            signal = rng.standard_normal((seconds * RATE, channels)).astype(np.float32) * 0.01
+            started = time.process_time()
+            for i in range(0, len(signal), BLOCK):
+                dereverb.process(signal[i : i + BLOCK])
+            figures[f"{kind} {channels} ch"] = (time.process_time() - started) / seconds
     for rt60 in ROOM_RT60_S:
         started = time.process_time()
         simulate_room(reply, RoomSetup(rt60_s=rt60, mics=4))
