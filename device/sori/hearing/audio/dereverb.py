@@ -248,7 +248,7 @@ class LateReverbSuppressor:
         self._late_share = late_share(rt60_s, early_s)
         """What of the power heard `early_s` ago is still in the room now."""
         bins = self._stft.frame // 2 + 1
-        self._least_gain = 10 ** (floor_db / 20)
+        self._least_power_gain = 10 ** (floor_db / 10)
         self._smoothing = smoothing
         self._power = np.zeros(bins)
         """The smoothed power of the latest frames, averaged over the channels."""
@@ -271,5 +271,5 @@ class LateReverbSuppressor:
         self._history[self._at] = self._power
         self._at = (self._at + 1) % self._early_hops
         left = 1.0 - late / np.maximum(power_now, POWER_FLOOR)
-        gain = np.sqrt(np.maximum(left, self._least_gain**2))
+        gain = np.sqrt(np.maximum(left, self._least_power_gain))
         return spectrum * gain[:, None]
