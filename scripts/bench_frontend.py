@@ -59,7 +59,7 @@ sys.path.insert(0, str(REPO / "tests"))  # echo_kit: the echo tests' fixtures
 
 import numpy as np  # noqa: E402
 
-from sori.core.config import Config, load_config  # noqa: E402
+from sori.core.config import AudioConfig, Config, load_config  # noqa: E402
 from sori.hearing.audio.augment import (  # noqa: E402
     reverberate,
     room_impulse,
@@ -355,12 +355,10 @@ def read_clips(clips_dir: Path, count: int) -> list[tuple[str, str, np.ndarray]]
 
 DEREVERBERATORS = {
     "WPE": lambda channels: OnlineWpe(channels),
-    "spectral": lambda channels: LateReverbSuppressor(channels, SPECTRAL_RT60_S),
+    "spectral": lambda channels: LateReverbSuppressor(channels, AudioConfig().rt60_s),
 }
-"""The dereverberators of `audio.dereverb`, as it builds them for `channels`."""
-SPECTRAL_RT60_S = 0.6
-"""The reverberation time the spectral suppressor assumes (audio.rt60_s's default), in
-every room: a device does not know its room's."""
+"""The dereverberators of `audio.dereverb`, as it builds them for `channels`; the spectral
+one at `audio.rt60_s`'s default in every room, as a device that does not know its room's."""
 
 
 def dereverbed(signal: np.ndarray, kind: str) -> np.ndarray:
