@@ -14,11 +14,16 @@ a beam that points at the television.
   where it is not much weaker, even while the user is 10 dB louder overall.
 
 A direction `APART_DEG` or more from the held one, in voice `LOUDER` than the held mean,
-for `CHECKS` looks in a row (about 0.4 s), is a new talker. The same talker's loud
-syllables are louder but come from where the beam points; a reflection points elsewhere
-for a moment, not for the whole of it. One takeover an utterance: the new talker's voice
-is the loud one now, and what the beam held before (a television) quieter, so a second
-would only be their own syllables measured against a mix.
+for `CHECKS` looks in a row (about 0.4 s) that agree on it within `AGREE_DEG`, is a new
+talker. The same talker's loud syllables are louder but come from where the beam points;
+a reflection, or what is left of the held source less its mean, points elsewhere for a
+moment and somewhere else the next, not to one place for the whole of it. Because the
+looks must agree, the voice need be only a little louder than the held mean: a short
+command over a television holds its direction, but its pauses and soft syllables keep
+the recent voice within 1-3 dB of the television's loud stretch the beam was held on.
+One takeover an utterance: the new talker's voice is the loud one now, and what the beam
+held before (a television) quieter, so a second would only be their own syllables
+measured against a mix.
 
 Where the new talker began (`onset_hops`): the beam that takes over, MVDR towards them
 with the null on what was held, is run over the last `HISTORY_S` of spectra, and their
@@ -47,9 +52,15 @@ CHECKS = 3
 APART_DEG = 40.0
 """How far from the held direction a new talker must be: a single talker's estimates
 over a quarter of a second wander by up to twenty degrees in a reverberant room."""
-LOUDER = 2.0
-"""How much more power the recent voice must have than the held source's mean (3 dB):
-a user who speaks over a television 5 dB under them at the microphones brings 6 dB."""
+LOUDER = 1.25
+"""How much more power the recent voice must have than the held source's mean (1 dB).
+A user who speaks a short command over a television 5 dB under them at the microphones
+measured 1.3-2.8 times its mean at the looks that found them (the held mean is of the
+loud stretch that opened the utterance); a quieter television that starts while the
+user speaks, 0.1-0.4."""
+AGREE_DEG = 20.0
+"""How near each look of a run must find the new talker to the run's first: a talker
+holds still, what is left of the held source less its mean wanders all round."""
 HISTORY_S = 1.5
 """How far back the new talker's voice is looked for, in seconds."""
 ONSET_DB = 6.0
@@ -79,6 +90,8 @@ class Takeover:
         self._recent_weight = 0.0
         self._hops = 0
         self._in_a_row = 0
+        self._run_deg = 0.0
+        """Where the first look of the current run found a new talker."""
         self._watching = False
         self._hop_s = hop_s
         self._history = np.zeros(
@@ -130,9 +143,13 @@ class Takeover:
         recent = self._recent / self._recent_weight
         held = self.held[self._finder.band] if self._held_hops else None
         found = self._finder.find(recent, held, allowed)
-        elsewhere = angle_apart_deg(float(self._finder.azimuth_deg[found]), self._held_deg)
+        found_deg = float(self._finder.azimuth_deg[found])
+        elsewhere = angle_apart_deg(found_deg, self._held_deg) >= APART_DEG
         louder = power(recent) >= LOUDER * self._held_power
-        if elsewhere >= APART_DEG and louder:
+        if elsewhere and louder:
+            agrees = angle_apart_deg(found_deg, self._run_deg) <= AGREE_DEG
+            if not (self._in_a_row and agrees):  # a run starts here
+                self._in_a_row, self._run_deg = 0, found_deg
             self._in_a_row += 1
             if self._in_a_row < CHECKS:
                 return None
