@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
+import numpy as np
+
 from sori.core.clock import FakeClock
 from sori.core.events import (
     IntentCommitted,
@@ -18,6 +20,7 @@ from sori.core.events import (
     WakeDetected,
 )
 from sori.hearing.audio.denoise_decision import DenoiseDecision, DenoiserPool
+from sori.hearing.audio.format import RATE_HZ
 from sori.hearing.committing import CommitSettings
 from sori.hearing.pacing import ReplayClock, hear, replay
 from sori.hearing.pipeline import Hearing
@@ -491,12 +494,17 @@ def test_a_turn_a_phrase_opens_in_the_breath_before_its_command_waits_for_the_co
     assert [e.intent for e in of(events, IntentCommitted)] == ["HassTurnOn"]
 
 
+REBEAMED = 1234
+"""The sample `TurnsAt` beams every kept sample again as: none of the test's tones."""
+
+
 class TurnsAt:
     """An array's beam, as the pipeline sees it, that a louder talker at 60° takes over
-    on the `at`-th frame it is told of."""
+    on the `at`-th frame it is told of; it keeps `kept_ms` of the stream to beam again,
+    and beams every sample of it as `REBEAMED`."""
 
-    def __init__(self, at: int) -> None:
-        self.at, self.told = at, 0
+    def __init__(self, at: int, kept_ms: int = 1000) -> None:
+        self.at, self.told, self.kept_ms = at, 0, kept_ms
         self.direction_deg: float | None = 160.0
         self.clear = True
         self.takeovers = 0
@@ -506,6 +514,10 @@ class TurnsAt:
         self.told += 1
         if self.told == self.at:  # their voice began 0.65 s before
             self.takeovers, self.direction_deg, self.takeover_lag_s = 1, 60.0, 0.65
+
+    def rebeam(self, samples: int) -> bytes:
+        kept = min(samples, RATE_HZ * self.kept_ms // 1000)
+        return np.full(kept, REBEAMED, "<i2").tobytes()
 
 
 def test_a_talker_who_takes_the_array_over_gets_an_utterance_of_their_own():
@@ -533,6 +545,27 @@ def test_a_talker_who_takes_the_array_over_gets_an_utterance_of_their_own():
     assert (committed.intent, committed.utterance_id) == ("HassTurnOff", 1)
     taken, talker = hearing.recognizer.streams
     assert taken.finalized and abs(talker.fed_ms - (4000 - 1700 + 400)) <= 40
+
+
+def test_a_talker_who_takes_the_array_over_is_heard_through_the_turned_beam_from_their_start():
+    """Until the beam turned, the talker's first words went through the beam that held the
+    television: their utterance hears those frames again as the turned beam makes them,
+    as far back as it keeps them (here 0.5 s of the 0.8 s), and the frames after it as
+    they come."""
+    clock = FakeClock()
+    hearing = hearing_for([([], ""), ([Cue(900, "거실 불 꺼 줘")], "거실 불 꺼 줘")], clock)
+    hearing.steering = TurnsAt(at=125, kept_ms=500)  # turns at 2.5 s; theirs opens at 1.7 s
+    frames = tone_frames([(500, False), (3500, True), (800, False)])
+    run_frames(hearing, frames, clock)
+
+    _, talker = hearing.recognizer.streams
+    heard = np.frombuffer(bytes(talker.audio), "<i2")
+    sent = np.frombuffer(b"".join(f.pcm for f in frames), "<i2")
+    ms = RATE_HZ // 1000
+    assert np.array_equal(heard[: 300 * ms], sent[1700 * ms : 2000 * ms])  # older than kept
+    assert np.all(heard[300 * ms : 800 * ms] == REBEAMED)
+    assert np.array_equal(heard[800 * ms : 1500 * ms], sent[2500 * ms : 3200 * ms])
+    assert not np.any(sent == REBEAMED)
 
 
 class PhraseInSecondStream(PhraseAt):

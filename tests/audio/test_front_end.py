@@ -11,8 +11,15 @@ from array_rooms import FRAME, free_field, geometry
 
 from sori.assemble.hearing import build_array, front_end
 from sori.core.config import Config
-from sori.hearing.audio.format import RATE_HZ, AudioFrame, ChannelFrame, s16_to_float
-from sori.hearing.audio.front_end import FFT_SIZE, ArrayFrontEnd, array_frames
+from sori.hearing.audio.array import delay_and_sum, steering, unit_vectors
+from sori.hearing.audio.format import (
+    RATE_HZ,
+    AudioFrame,
+    ChannelFrame,
+    float_to_s16,
+    s16_to_float,
+)
+from sori.hearing.audio.front_end import FFT_SIZE, REBEAM_S, ArrayFrontEnd, array_frames
 from sori.hearing.audio.played import PlayedAudio
 
 
@@ -58,6 +65,38 @@ def test_a_steered_beam_passes_the_talker_undistorted():
     out = np.concatenate([array.process(f.samples) for f in frames_of(signal)])
     late = out[FFT_SIZE + 2048 :]
     assert np.allclose(late, said[2048 : 2048 + len(late)], atol=1e-3)
+
+
+@pytest.mark.parametrize("frame", [160, 320, 480])
+def test_the_stream_is_beamed_again_as_the_beam_points_now(frame):
+    """A talker who takes the beam over began before it turned: `rebeam` gives the last
+    samples given out as the beam points now, the same as a front end held at those
+    weights all along would have given them, and no more than it keeps."""
+    noise = np.random.default_rng(2).standard_normal((3 * RATE_HZ, 4)).astype(np.float32)
+    freqs = np.fft.rfftfreq(FFT_SIZE, 1 / RATE_HZ)
+    toward = unit_vectors(np.array([70.0]), np.zeros(1))[0]
+    first, then = (
+        np.zeros((len(freqs), 4), complex),
+        delay_and_sum(steering(geometry(), freqs, toward)),
+    )
+    first[:, 0] = 1.0
+    turning, held = ArrayFrontEnd(geometry(), "off"), ArrayFrontEnd(geometry(), "off")
+    turning.fix(first)
+    held.fix(then)
+    given, made = [], []
+    for k in range(0, len(noise) - frame + 1, frame):
+        if k == 2.5 * RATE_HZ // frame * frame:  # the talker took over half a second ago
+            turning.fix(then)
+        given.append(turning.process(0.1 * noise[k : k + frame]))
+        made.append(held.process(0.1 * noise[k : k + frame]))
+    second = RATE_HZ
+    again = np.frombuffer(turning.rebeam(second), "<i2")
+    want = np.frombuffer(float_to_s16(np.concatenate(made)[-second:]), "<i2")
+    before = np.frombuffer(float_to_s16(np.concatenate(given)[-second:]), "<i2")
+    assert np.abs(again.astype(int) - want).max() <= 1  # rounding to 16 bits
+    assert np.abs(before.astype(int) - want).max() > 100  # the turn is within the second
+    kept = len(turning.rebeam(len(noise))) // 2
+    assert REBEAM_S - 0.05 <= kept / RATE_HZ <= REBEAM_S
 
 
 @pytest.mark.parametrize("dereverb", ["wpe", "spectral"])

@@ -101,6 +101,11 @@ class Steering(Protocol):
         """The detector's verdict on the frame just scored."""
         ...
 
+    def rebeam(self, samples: int) -> bytes:
+        """The last `samples` samples of the stream (s16le) as the beam points now; fewer
+        when it keeps less."""
+        ...
+
 
 class Hearing:
     """The synchronous core of the hearing pipeline (see the module docstring).
@@ -238,7 +243,7 @@ class Hearing:
         """The array turned to a louder talker: the utterance so far was someone else's (a
         television that was on when it began) and ends where the new voice began,
         committing nothing and asking for no answer (a commit made before stands); the new
-        talker's opens there, with the frames since."""
+        talker's opens there, with the frames since, beamed again towards them."""
         assert self.steering is not None
         lag_ns = int(self.steering.takeover_lag_s * 1e9) + TAKEOVER_MARGIN_MS * MS
         at_ns = max(
@@ -253,12 +258,27 @@ class Hearing:
             events.append(stopped)
         started = dataclasses.replace(started, doa_deg=self.steering.direction_deg)
         events.append(started)
-        frames = [frame for frame in self._lookback if frame.start_ns >= at_ns]
+        frames = self._rebeamed([frame for frame in self._lookback if frame.start_ns >= at_ns])
         if self._waits_to_decide(started, frames):
             self._deciding = (started, frames, len(frames))
         else:
             self._begin(started, frames, events)
         return events
+
+    def _rebeamed(self, frames: list[AudioFrame]) -> list[AudioFrame]:
+        """The array's last `frames` as its beam, turned to a new talker, hears them now:
+        until it turned, their first words went through the beam that held someone else.
+        Frames older than the beam keeps stay as they were."""
+        assert self.steering is not None
+        again = self.steering.rebeam(sum(frame.samples for frame in frames))
+        end = len(again)
+        for k in range(len(frames) - 1, -1, -1):
+            start = end - len(frames[k].pcm)
+            if start < 0:
+                break
+            frames[k] = dataclasses.replace(frames[k], pcm=again[start:end])
+            end = start
+        return frames
 
     def _continue(self, turn: Turn, frame: AudioFrame, boundary: Any, events: list[Event]) -> None:
         """One more frame of an open turn: feed it, commit early when possible."""

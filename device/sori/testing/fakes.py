@@ -70,6 +70,8 @@ class ScriptedStream:
         self.cues = sorted(cues, key=lambda c: c.after_ms)
         self.final = final
         self.fed_bytes = 0
+        self.audio = bytearray()
+        """The audio fed, s16le, in order."""
         self.feeds: list[int] = []
         """Size of each piece of audio fed, in bytes."""
         self.flushes: list[tuple[int, int]] = []
@@ -83,6 +85,7 @@ class ScriptedStream:
 
     def feed(self, pcm: bytes) -> Hypothesis | None:
         self.fed_bytes += len(pcm)
+        self.audio += pcm
         self.feeds.append(len(pcm))
         due = [c for c in self.cues if c.after_ms <= self.fed_ms]
         if due and due[-1].text != self._shown:
