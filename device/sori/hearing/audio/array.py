@@ -184,6 +184,13 @@ def power(covariance: np.ndarray) -> float:
     return float(np.real(np.einsum("fmm->", covariance)))
 
 
+def beam_power(weights: np.ndarray, covariance: np.ndarray) -> float:
+    """The power a beam (`weights`, (bins, microphones)) gives out of the sound whose
+    covariance is `covariance` (bins, microphones, microphones): w^H R w, summed over
+    bins."""
+    return float(np.real(np.einsum("fm,fmn,fn->", weights.conj(), covariance, weights)))
+
+
 def delay_and_sum(look: np.ndarray) -> np.ndarray:
     """Weights that align and average the microphones for the steering vectors `look`
     (frequencies, microphones); the output is w^H x per bin."""
@@ -210,6 +217,7 @@ class DirectionFinder:
     def __init__(self, geometry: ArrayGeometry, fft_size: int, rate_hz: int) -> None:
         freqs = np.fft.rfftfreq(fft_size, 1 / rate_hz)
         self.band = np.flatnonzero((freqs >= BAND_HZ[0]) & (freqs <= BAND_HZ[1]))
+        self._geometry, self._band_hz = geometry, freqs[self.band]
         """Indices of the bins the direction is found in."""
         azimuths = np.arange(0.0, 360.0, AZIMUTH_STEP_DEG)
         self.azimuth_deg = np.tile(azimuths, len(ELEVATIONS_DEG))
@@ -224,6 +232,11 @@ class DirectionFinder:
         phase = 2 * np.pi * freqs[self.band][None, :, None] * lag_s[:, None, :]
         self._table = np.exp(1j * phase).astype(np.complex64).reshape(len(lag_s), -1)
         """exp(j 2π f Δτ) per direction, flattened over (bin, pair)."""
+
+    def look(self, direction: int) -> np.ndarray:
+        """Steering vectors towards the grid direction `direction`, over the bins of
+        `band`: shaped (bins, microphones)."""
+        return steering(self._geometry, self._band_hz, self.directions[direction])
 
     def find(
         self,

@@ -11,16 +11,22 @@ a beam that points at the television.
 - the last `RECENT_S` of them: where that sound comes from, less what was held, looked
   at every `EVERY_HOPS`. Less what was held, because whitened cross-spectra (PHAT) give
   every bin one vote, and a television nearer the array than the user wins the bins
-  where it is not much weaker, even while the user is 10 dB louder overall.
+  where it is not much weaker, even while the user is 10 dB louder overall; and a fan
+  under a talker the beam holds wins them as well. So the first look finds no one: it
+  only learns what is held.
 
 A direction `APART_DEG` or more from the held one, in voice `LOUDER` than the held mean,
-for `CHECKS` looks in a row (about 0.4 s) that agree on it within `AGREE_DEG`, is a new
-talker. The same talker's loud syllables are louder but come from where the beam points;
-a reflection, or what is left of the held source less its mean, points elsewhere for a
-moment and somewhere else the next, not to one place for the whole of it. Because the
-looks must agree, the voice need be only a little louder than the held mean: a short
-command over a television holds its direction, but its pauses and soft syllables keep
-the recent voice within 1-3 dB of the television's loud stretch the beam was held on.
+whose sound `GREW` since the beam was held, for `CHECKS` looks in a row (about 0.4 s)
+that agree on it within `AGREE_DEG`, is a new talker:
+- grew: through a beam towards it with the null on what was held, the recent sound gives
+  out more than what was held does. A fan or a television under the talker the beam
+  holds was there all along: it is in what was held, and does not grow;
+- agree: the same talker's loud syllables are louder but come from where the beam
+  points; a reflection, or what is left of the held source less its mean, points
+  elsewhere for a moment and somewhere else the next, not to one place throughout;
+- so the voice need be only a little louder than the held mean: a short command over a
+  television holds its direction, but its pauses and soft syllables keep the recent
+  voice within 1-3 dB of the television's loud stretch the beam was held on.
 One takeover an utterance: the new talker's voice is the loud one now, and what the beam
 held before (a television) quieter, so a second would only be their own syllables
 measured against a mix.
@@ -40,7 +46,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sori.hearing.audio.array import DirectionFinder, mvdr, power
+from sori.hearing.audio.array import DirectionFinder, beam_power, mvdr, power
 from sori.hearing.audio.standing import angle_apart_deg
 
 RECENT_S = 0.25
@@ -58,6 +64,11 @@ A user who speaks a short command over a television 5 dB under them at the micro
 measured 1.3-2.8 times its mean at the looks that found them (the held mean is of the
 loud stretch that opened the utterance); a quieter television that starts while the
 user speaks, 0.1-0.4."""
+GREW = 2.0
+"""How much more power the recent sound must give out than what was held, through a beam
+towards the new direction with the null on what was held (3 dB). Television held, user
+speaking: 1.8-117 at the looks that found them; pink noise under a talker held, 5 dB
+under them: 0.9-1.3, and 1.7 and 3.3 at two looks that found a reflection of it."""
 AGREE_DEG = 20.0
 """How near each look of a run must find the new talker to the run's first: a talker
 holds still, what is left of the held source less its mean wanders all round."""
@@ -140,13 +151,16 @@ class Takeover:
         self._hops += 1
         if self._hops % EVERY_HOPS:
             return None
-        recent = self._recent / self._recent_weight
-        held = self.held[self._finder.band] if self._held_hops else None
-        found = self._finder.find(recent, held, allowed)
-        found_deg = float(self._finder.azimuth_deg[found])
-        elsewhere = angle_apart_deg(found_deg, self._held_deg) >= APART_DEG
-        louder = power(recent) >= LOUDER * self._held_power
-        if elsewhere and louder:
+        new_talker = False
+        if self._held_hops:  # the first look only learns what is held: see the module
+            recent = self._recent / self._recent_weight
+            held = self.held[self._finder.band]
+            found = self._finder.find(recent, held, allowed)
+            found_deg = float(self._finder.azimuth_deg[found])
+            elsewhere = angle_apart_deg(found_deg, self._held_deg) >= APART_DEG
+            louder = power(recent) >= LOUDER * self._held_power
+            new_talker = elsewhere and louder and self._grew(found, recent, held)
+        if new_talker:
             agrees = angle_apart_deg(found_deg, self._run_deg) <= AGREE_DEG
             if not (self._in_a_row and agrees):  # a run starts here
                 self._in_a_row, self._run_deg = 0, found_deg
@@ -162,6 +176,12 @@ class Takeover:
         self._pending[:] = 0.0
         self._pending_hops = 0
         return None
+
+    def _grew(self, found: int, recent: np.ndarray, held: np.ndarray) -> bool:
+        """Whether the sound from direction `found` grew since the beam was held (`GREW`;
+        covariances over the finder's band)."""
+        weights = mvdr(self._finder.look(found), held)
+        return beam_power(weights, recent) >= GREW * beam_power(weights, held)
 
     def onset_hops(self, look: np.ndarray) -> int:
         """How many spectra before the last one heard the new talker's voice began (see
