@@ -217,8 +217,8 @@ class DirectionFinder:
     def __init__(self, geometry: ArrayGeometry, fft_size: int, rate_hz: int) -> None:
         freqs = np.fft.rfftfreq(fft_size, 1 / rate_hz)
         self.band = np.flatnonzero((freqs >= BAND_HZ[0]) & (freqs <= BAND_HZ[1]))
-        self._geometry, self._band_hz = geometry, freqs[self.band]
         """Indices of the bins the direction is found in."""
+        self._geometry, self._band_hz = geometry, freqs[self.band]
         azimuths = np.arange(0.0, 360.0, AZIMUTH_STEP_DEG)
         self.azimuth_deg = np.tile(azimuths, len(ELEVATIONS_DEG))
         """Azimuth of each grid direction, in degrees."""

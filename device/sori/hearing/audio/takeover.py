@@ -18,6 +18,7 @@ a beam that points at the television.
 A direction `APART_DEG` or more from the held one, in voice `LOUDER` than the held mean,
 whose sound `GREW` since the beam was held, for `CHECKS` looks in a row (about 0.4 s)
 that agree on it within `AGREE_DEG`, is a new talker:
+
 - grew: through a beam towards it with the null on what was held, the recent sound gives
   out more than what was held does. A fan or a television under the talker the beam
   holds was there all along: it is in what was held, and does not grow;
@@ -27,6 +28,7 @@ that agree on it within `AGREE_DEG`, is a new talker:
 - so the voice need be only a little louder than the held mean: a short command over a
   television holds its direction, but its pauses and soft syllables keep the recent
   voice within 1-3 dB of the television's loud stretch the beam was held on.
+
 One takeover an utterance: the new talker's voice is the loud one now, and what the beam
 held before (a television) quieter, so a second would only be their own syllables
 measured against a mix.
