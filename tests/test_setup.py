@@ -30,7 +30,7 @@ def test_flags_write_a_config_that_loads_and_round_trips(tmp_path):
     out = tmp_path / "etc" / "sori.toml"
     done = sori(
         "setup", "--area", "거실", "--ha-url", "http://ha.local:8123", "--ha-token-env",
-        "MY_HA", "--mqtt-url", "mqtt://10.0.0.2:1883", "--wake", "소리야",
+        "MY_HA", "--mqtt-url", "mqtt://10.0.0.2:1883", "--wake", "소리야", "--across-room",
         "--non-interactive", "-o", str(out), home=tmp_path, cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -43,6 +43,7 @@ def test_flags_write_a_config_that_loads_and_round_trips(tmp_path):
     assert config.home_assistant.token_env == "MY_HA"
     assert config.mqtt.url == "mqtt://10.0.0.2:1883"
     assert config.actions.default_handler == "home_assistant"
+    assert config.audio.dereverb == "spectral"
     assert config.http.token_file == str(tmp_path / ".config" / "sori" / "api-token")
     assert (tmp_path / ".config" / "sori" / "api-token").stat().st_mode & 0o077 == 0
     assert "소리야" in text  # [wake] phrases (commented out until Sori has [wake])
@@ -82,14 +83,15 @@ def test_bad_urls_are_refused_and_nothing_written(tmp_path):
 
 
 def test_questions_on_a_terminal(tmp_path):
-    """On a terminal setup asks; Enter keeps the default (거실, no HA, no MQTT, 소리야)."""
+    """On a terminal setup asks; Enter keeps the default (거실, no HA, no MQTT, 소리야, not
+    across the room)."""
     out = tmp_path / "sori.toml"
     env = {**os.environ, "HOME": str(tmp_path), "PYTHONPATH": str(REPO / "device")}
     pid, fd = pty.fork()
     if pid == 0:  # the child: sori setup on a pseudo-terminal
         os.execve(sys.executable, [sys.executable, "-m", "sori", "setup", "-o", str(out)], env)
     seen = b""
-    answers = [b"\n", b"\n", b"\n", b"\n"]
+    answers = [b"\n", b"\n", b"\n", b"\n", b"\n"]
     while True:
         try:
             chunk = os.read(fd, 1024)
@@ -98,7 +100,7 @@ def test_questions_on_a_terminal(tmp_path):
         if not chunk:
             break
         seen += chunk
-        if seen.count(b": ") > 4 - len(answers) and answers:
+        if seen.count(b": ") > 5 - len(answers) and answers:
             os.write(fd, answers.pop(0))
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0, seen.decode(errors="replace")
@@ -106,6 +108,7 @@ def test_questions_on_a_terminal(tmp_path):
     config = load_config(str(out))
     assert config.home.areas[0].name == "거실"
     assert config.actions.default_handler == "dry_run"
+    assert b"across the room" in seen and config.audio.dereverb == "off"
 
 
 def test_a_config_holding_a_password_is_written_0600(tmp_path):

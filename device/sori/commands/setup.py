@@ -28,7 +28,7 @@ from sori.core.errors import ConfigError
 from sori.serving.api_access import DEFAULT_TOKEN_FILE, write_token
 
 DEFAULT_CONFIG_FILE = "~/.config/sori/sori.toml"
-CONFIG_FLAGS = ("output", "area", "ha_url", "ha_token_env", "mqtt_url", "wake")
+CONFIG_FLAGS = ("output", "area", "ha_url", "ha_token_env", "mqtt_url", "wake", "across_room")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -72,6 +72,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     parser.add_argument(
         "--wake", action="append", metavar="PHRASE", help="a wake phrase (소리야); repeatable"
     )
+    parser.add_argument(
+        "--across-room", action="store_const", const=True,
+        help="people talk to it from 2 m or more away: take out the room's late echoes "
+        '(audio.dereverb = "spectral")',
+    )  # fmt: skip
     return parser
 
 
@@ -110,6 +115,7 @@ def write_config(args: argparse.Namespace) -> int:
         mqtt_url=args.mqtt_url or "",
         wake=[w.strip() for w in args.wake or [] if w.strip()],
         token_file=str(token),
+        across_room=bool(args.across_room),
     )
     wake_section = "wake" in {f.name for f in dataclasses.fields(Config)}
     text = starter_toml(answers, datetime.date.today().isoformat(), wake_section)
@@ -157,6 +163,9 @@ def ask(args: argparse.Namespace) -> None:
     if not args.wake:
         wake = question("Wake phrase", "소리야")
         args.wake = [wake] if wake else []
+    if args.across_room is None:
+        far = question("Will people talk to it from across the room, 2 m or more (y/N)", "n")
+        args.across_room = far.lower().startswith("y")
 
 
 def make_token(args: argparse.Namespace) -> int:

@@ -40,6 +40,8 @@ class Answers:
     """Wake phrases ("소리야")."""
     token_file: str = ""
     """The HTTP API token file; empty leaves [http] at its defaults."""
+    across_room: bool = False
+    """People talk to the speaker from across the room (2 m or more): dereverberation on."""
 
 
 def area_id(name: str) -> str:
@@ -104,6 +106,15 @@ def starter_toml(answers: Answers, written_on: str = "", wake_section: bool = Fa
             "[http]",
             "# The local HTTP API; clients send `Authorization: Bearer $(cat TOKEN_FILE)`.",
             f"token_file = {toml_string(answers.token_file)}",
+        ]
+    if answers.across_room:
+        lines += [
+            "",
+            "[audio]",
+            "# Talked to from across the room: the room's late echoes are taken out, which",
+            "# nearly doubles the commands heard 2 m away. It delays everything by 32 ms and",
+            "# costs a little close to the speaker (docs/hearing.md, Reverberation).",
+            'dereverb = "spectral"',
         ]
     if answers.wake and wake_section:
         phrases = ", ".join(toml_string(p) for p in answers.wake)
