@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """A recorded amixer interface (no ALSA card here: no /proc/asound, no snd-dummy): answers
 `amixer -D DEV [-q] sget|sset CONTROL [N%|N%+|N%-|mute|unmute]...` in amixer 1.2's output
-format, keeping the level in the JSON file $FAKE_AMIXER_STATE, and logs each call.
+format, keeping the level in the JSON file $FAKE_AMIXER_STATE, and logs each call. With
+$FAKE_AMIXER_FIRST_SGET_S set, the first `sget` answers that many seconds late, with the
+level as it was when asked (a card slow to answer while the level changes meanwhile).
 Tests put it in place with `install`."""
 
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 
@@ -27,7 +30,11 @@ def main() -> None:
     with open(state_path) as file:
         state = json.load(file)
     args = sys.argv[1:]
-    with open(state_path + ".log", "a") as log:
+    log_path = Path(state_path + ".log")
+    first_sget = "sget" in args and "sget" not in (
+        log_path.read_text() if log_path.exists() else ""
+    )
+    with open(log_path, "a") as log:
         log.write(" ".join(args) + "\n")
     device = args[args.index("-D") + 1]
     rest = [a for a in args[args.index("-D") + 2 :] if a != "-q"]
@@ -45,6 +52,8 @@ def main() -> None:
             state["level"] = max(0, min(100, int(value[:-1])))
     with open(state_path, "w") as file:
         json.dump(state, file)
+    if first_sget and os.environ.get("FAKE_AMIXER_FIRST_SGET_S"):
+        time.sleep(float(os.environ["FAKE_AMIXER_FIRST_SGET_S"]))
     raw = state["level"] * 65536 // 100
     switch = "on" if state["on"] else "off"
     if "-q" not in args:

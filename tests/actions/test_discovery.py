@@ -231,6 +231,26 @@ def test_a_spoken_volume_change_is_the_volume_entitys_state(tmp_path, mosquitto,
     assert json.loads(state.read_text())["level"] == 50
 
 
+def test_the_mixer_read_at_start_never_overwrites_a_change_made_meanwhile(
+    tmp_path, mosquitto, monkeypatch
+):
+    """At start the daemon reads the mixer to show Home Assistant its volume. A command
+    heard before that read answers (a slow card, a busy board) is newer: the read, which
+    saw 40, must not be published over the 50 the command set."""
+    monkeypatch.setenv("FAKE_AMIXER_FIRST_SGET_S", "1.5")
+
+    async def steps(daemon, sub):
+        await daemon.say("볼륨 50으로")
+        await asyncio.to_thread(wait_for, sub, "sori/slow/volume", "50")
+        await asyncio.sleep(2.0)  # the start's read answers meanwhile
+        return retained(mosquitto, {"sori/slow/volume", "sori/slow/mute"})
+
+    seen, state = on_a_discovery_daemon(tmp_path, mosquitto, monkeypatch, "slow", steps)
+    assert seen["sori/slow/volume"] == "50"
+    assert seen["sori/slow/mute"] == "OFF"  # what the read saw, where nothing changed it
+    assert json.loads(state.read_text())["level"] == 50
+
+
 def test_the_speakers_mute_and_volume_are_shown_from_the_start(tmp_path, mosquitto, monkeypatch):
     """Home Assistant shows the mixer as it is (40 %, not muted) before any change, not
     "unknown"."""

@@ -35,6 +35,13 @@ def attach_presence(config: Config, daemon: Daemon, registry: ActionRegistry) ->
     if not m.discovery:
         return
     loop: asyncio.AbstractEventLoop | None = None
+    changed: set[str] = set()
+    """The speaker's states ("mute", "volume") published since start, newer than what the
+    start's read of the mixer saw."""
+
+    def speaker_state(what: str, value: str) -> None:
+        changed.add(what)
+        presence.state(what, value)
 
     async def act(what: str, payload: str) -> None:
         if what == "mute":
@@ -50,7 +57,7 @@ def attach_presence(config: Config, daemon: Daemon, registry: ActionRegistry) ->
             return
         done = await registry.act(IntentCommitted(0, 0, f"(Home Assistant) {what}", intent, slots))
         if done and all(f.ok for f in done):
-            presence.state(what, state)
+            speaker_state(what, state)
 
     def on_command(what: str, payload: str) -> None:  # paho's thread
         if loop is not None:
@@ -86,11 +93,12 @@ def attach_presence(config: Config, daemon: Daemon, registry: ActionRegistry) ->
             presence.state("last_command", event.text)
         elif isinstance(event, ActionFinished) and event.handler == "speaker" and event.ok:
             for what, value in speaker_states(event.detail).items():  # "볼륨 50으로"
-                presence.state(what, value)
+                speaker_state(what, value)
 
     async def show_the_mixer() -> None:
         """The speaker's mute and volume as they are at start, so Home Assistant shows
-        them rather than "unknown" until the first change."""
+        them rather than "unknown" until the first change; not one a change published
+        while the mixer was being read (its reading may be older)."""
         speaker = registry.handlers.get("speaker")
         mixer = getattr(speaker, "mixer", None)
         if mixer is None:
@@ -100,8 +108,9 @@ def attach_presence(config: Config, daemon: Daemon, registry: ActionRegistry) ->
         except SoriError as exc:
             log.info("MQTT discovery: the speaker's mixer cannot be read: %s", exc)
             return
-        presence.state("mute", "ON" if muted else "OFF")
-        presence.state("volume", str(volume))
+        for what, value in (("mute", "ON" if muted else "OFF"), ("volume", str(volume))):
+            if what not in changed:
+                presence.state(what, value)
 
     reading: asyncio.Task | None = None
 
