@@ -509,6 +509,7 @@ class TurnsAt:
         self.clear = True
         self.takeovers = 0
         self.takeover_lag_s = 0.0
+        self.holds = 0
 
     def heard(self, voiced: bool, in_speech: bool) -> None:
         self.told += 1
@@ -566,6 +567,43 @@ def test_a_talker_who_takes_the_array_over_is_heard_through_the_turned_beam_from
     assert np.all(heard[300 * ms : 800 * ms] == REBEAMED)
     assert np.array_equal(heard[800 * ms : 1500 * ms], sent[2500 * ms : 3200 * ms])
     assert not np.any(sent == REBEAMED)
+
+
+class HoldsAt(TurnsAt):
+    """An array's beam that is held on the talker of the utterance it hears on the `at`-th
+    frame it is told of (no one takes it over)."""
+
+    def heard(self, voiced: bool, in_speech: bool) -> None:
+        self.told += 1
+        if self.told == self.at:
+            self.holds, self.direction_deg = 1, 60.0
+
+
+def test_an_utterance_is_heard_again_through_the_beam_held_on_its_talker():
+    """Until the beam is held on the talker, the recognizer hears them through the beam
+    between utterances. Once it is held, the turn is heard again from a fresh stream: the
+    frames since its first (pre-roll included) beamed as the beam is held now, then the
+    frames as they come. One utterance, one transcript, and its command commits."""
+    clock = FakeClock()
+    scripts = [([], ""), ([Cue(900, "거실 불 꺼 줘")], "거실 불 꺼 줘")]
+    hearing = hearing_for(scripts, clock)
+    hearing.steering = HoldsAt(at=60)  # the frame ending at 1.2 s: 0.7 s into the speech
+    frames = tone_frames([(500, False), (1500, True), (800, False)])
+    events = run_frames(hearing, frames, clock)
+
+    first, again = hearing.recognizer.streams
+    assert first.finalized and 0 < first.fed_ms < 1200
+    heard = np.frombuffer(bytes(again.audio), "<i2")
+    sent = np.frombuffer(b"".join(f.pcm for f in frames), "<i2")
+    ms = RATE_HZ // 1000
+    beamed_again = int(np.argmax(heard != REBEAMED))  # every sample up to the hold's frame
+    first_ms = 1200 - beamed_again // ms
+    assert 200 <= first_ms <= 500  # the turn's first frame, in the pre-roll before the tone
+    assert np.array_equal(
+        heard[beamed_again : beamed_again + 500 * ms], sent[1200 * ms : 1700 * ms]
+    )
+    assert [e.text for e in of(events, TranscriptFinal)] == ["거실 불 꺼 줘"]
+    assert [e.intent for e in of(events, IntentCommitted)] == ["HassTurnOff"]
 
 
 class PhraseInSecondStream(PhraseAt):

@@ -96,6 +96,8 @@ class Steering(Protocol):
     """How many times a louder talker elsewhere took the held beam over."""
     takeover_lag_s: float
     """How long before the frame just beamed the last takeover's talker began."""
+    holds: int
+    """How many times the beam was held on an utterance's talker."""
 
     def heard(self, voiced: bool, in_speech: bool) -> None:
         """The detector's verdict on the frame just scored."""
@@ -151,6 +153,13 @@ class Hearing:
             self.endpoint.pre_roll_ms + self.endpoint.start_ms, self.endpoint.frame_ms
         )
         self._takeovers = 0
+        self._holds = 0
+        self._held_now = False
+        """The array's beam was held on a talker on the frame being pushed: what was heard
+        of their utterance so far went through the beam before, and is beamed again."""
+        self._heard_from_ns: int | None = None
+        """Stream time of the first frame the open turn's recognizer heard, where `_begin`
+        opened it; None otherwise."""
         self._lookback: deque[AudioFrame] = deque(
             maxlen=TAKEOVER_LOOKBACK_MS // self.endpoint.frame_ms
         )
@@ -183,6 +192,9 @@ class Hearing:
             self._lookback.append(frame)
             if self._taken_over(boundary):
                 return self._split(frame, events)
+            self._held_now, self._holds = self.steering.holds != self._holds, self.steering.holds
+            if self._held_now and boundary is None and self._hear_again(events):
+                return events
         if self._deciding is not None:
             self._decide_later(frame, boundary, events)
             return events
@@ -191,6 +203,8 @@ class Hearing:
             if isinstance(boundary, SpeechStarted):
                 events.append(boundary)
                 ring = self._ring.drain()
+                if self._held_now:
+                    ring = self._rebeamed(ring)
                 if self._waits_to_decide(boundary, ring):
                     self._deciding = (boundary, ring, len(ring))
                     return events
@@ -280,6 +294,35 @@ class Hearing:
             end = start
         return frames
 
+    def _hear_again(self, events: list[Event]) -> bool:
+        """The array's beam was just held on the open turn's talker: the recognizer heard
+        them so far through the beam before (between utterances, the first microphone or
+        straight up with a television's null). It hears the turn again, from a fresh
+        stream, with the frames since its first beamed as the beam is held now, this one
+        included; unless the turn committed, is denoised, is the wake detector's too, or
+        began before the frames kept. Whether it did."""
+        turn = self._turn
+        if (
+            turn is None or turn.committed is not None or self._heard_from_ns is None
+            or self.wake.listening or (self.denoise is not None and self.denoise.denoising)
+        ):  # fmt: skip
+            return False
+        frames = [frame for frame in self._lookback if frame.start_ns >= self._heard_from_ns]
+        if not frames or frames[0].start_ns != self._heard_from_ns:
+            return False
+        t0 = time.perf_counter_ns()
+        turn.stream.finalize()  # frees the decoders: its words are heard again
+        busy = turn.busy_ns
+        busy["stt"] += time.perf_counter_ns() - t0
+        self._open(turn.utterance_id, turn.speech_start_ns)
+        assert self._turn is not None
+        for stage, ns in busy.items():
+            self._turn.busy_ns[stage] += ns
+        for again in self._rebeamed(frames):
+            self._feed(again, events)
+        self._check_early(events)
+        return True
+
     def _continue(self, turn: Turn, frame: AudioFrame, boundary: Any, events: list[Event]) -> None:
         """One more frame of an open turn: feed it, commit early when possible."""
         if self.endpointer.trailing_silence_ns == 0 and not isinstance(boundary, SpeechStopped):
@@ -340,6 +383,7 @@ class Hearing:
             frames = self._decide_denoise(frames, held)
         if heard:
             self._open(started.utterance_id, started.audio_start_ns)
+            self._heard_from_ns = frames[0].start_ns if frames else None
             for buffered in frames:
                 self._feed(buffered, events)
             self._check_early(events)
@@ -379,6 +423,8 @@ class Hearing:
         assert self._deciding is not None
         _, frames, ring = self._deciding
         frames.append(frame)
+        if self._held_now:
+            frames[:] = self._rebeamed(frames)
         stopped = isinstance(boundary, SpeechStopped)
         if not stopped and (len(frames) - ring) * self.endpoint.frame_ms < DECISION_SPEECH_MS:
             return
@@ -538,7 +584,7 @@ class Hearing:
         ended it at clock time `stopped_t_ns`."""
         turn = self._turn
         assert turn is not None
-        self._turn = None
+        self._turn = self._heard_from_ns = None
         self._hear_quiet(turn, events)
         t0 = time.perf_counter_ns()
         final = turn.stream.finalize()

@@ -196,6 +196,9 @@ class ArrayFrontEnd:
         self.takeover_lag_s = 0.0
         """How long before the end of the frame just processed the last takeover's talker
         began to be heard in the beam's output, in seconds."""
+        self.holds = 0
+        """How many times the beam was held on an utterance's talker; the pipeline hears
+        the utterance so far again through the held beam (`rebeam`)."""
 
     @property
     def standing_deg(self) -> float | None:
@@ -377,6 +380,7 @@ class ArrayFrontEnd:
         """Find the talker on all the voice gathered and hold the beam there."""
         self._steer(self._locate())
         self._held = True
+        self.holds += 1
         self._takeover.start(self.direction_deg or 0.0, self._speech_power())
 
     def _take_over(self, found: int) -> None:
