@@ -280,19 +280,19 @@ class Hearing:
         return events
 
     def _rebeamed(self, frames: list[AudioFrame]) -> list[AudioFrame]:
-        """The array's last `frames` as its beam, turned to a new talker, hears them now:
-        until it turned, their first words went through the beam that held someone else.
-        Frames older than the beam keeps stay as they were."""
+        """The array's last `frames` as its beam, turned to a new talker or held on one,
+        hears them now: until then they went through the beam before. Frames older than
+        the beam keeps stay as they were."""
         assert self.steering is not None
         again = self.steering.rebeam(sum(frame.samples for frame in frames))
-        end = len(again)
-        for k in range(len(frames) - 1, -1, -1):
-            start = end - len(frames[k].pcm)
+        out, end = list(frames), len(again)
+        for k in range(len(out) - 1, -1, -1):
+            start = end - len(out[k].pcm)
             if start < 0:
                 break
-            frames[k] = dataclasses.replace(frames[k], pcm=again[start:end])
+            out[k] = dataclasses.replace(out[k], pcm=again[start:end])
             end = start
-        return frames
+        return out
 
     def _hear_again(self, events: list[Event]) -> bool:
         """The array's beam was just held on the open turn's talker: the recognizer heard

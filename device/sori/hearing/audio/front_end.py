@@ -159,11 +159,8 @@ class ArrayFrontEnd:
         self._overlap = np.zeros(FFT_SIZE)
         self._output = np.zeros(HOP)
         self._ready = HOP  # one hop of silence first: a frame never waits for a hop
-        self._taken_in = 0
-        """Samples of every channel taken in, as many as given out."""
         self._kept = np.zeros((round(REBEAM_S * RATE_HZ / HOP), bins, channels), np.complex64)
         """The last spectra, a ring, for `rebeam`."""
-        self._kept_hops = 0
         self._recent = np.zeros((DELAY_HOPS, bins, channels), np.complex128)
         self._hops = 0
         self._noise = np.zeros((bins, channels, channels), np.complex128)
@@ -221,7 +218,6 @@ class ArrayFrontEnd:
         """One frame of every channel (float, shaped (samples, channels)) → as many mono
         float samples of the beam's output, `FFT_SIZE` samples later."""
         n = len(block)
-        self._taken_in += n
         self._frame_ms = n * 1000 / RATE_HZ
         self._hop_clear = None
         taken = 0
@@ -244,8 +240,7 @@ class ArrayFrontEnd:
     def _hop(self) -> None:
         spectrum = np.fft.rfft(self._input * self._window[:, None], axis=0)
         self._input[: FFT_SIZE - HOP] = self._input[HOP:]
-        self._kept[self._kept_hops % len(self._kept)] = spectrum
-        self._kept_hops += 1
+        self._kept[self._hops % len(self._kept)] = spectrum  # `_learn` counts the hop
         self._learn(spectrum)
         beamed = np.einsum("fm,fm->f", self._weights.conj(), spectrum)
         clear = self._stands_clear(beamed) if self._standing.present else True
@@ -258,17 +253,14 @@ class ArrayFrontEnd:
     def rebeam(self, samples: int) -> bytes:
         """The last `samples` samples `process` gave out, as the beam now would have made
         them, as the pipeline hears them (s16le); fewer when it keeps less (`REBEAM_S`)."""
-        kept = min(self._kept_hops, len(self._kept))
-        order = (np.arange(kept) + self._kept_hops - kept) % len(self._kept)
+        kept = min(self._hops, len(self._kept))
+        order = (np.arange(kept) + self._hops - kept) % len(self._kept)
         beamed = np.einsum("fm,hfm->hf", self._weights.conj(), self._kept[order])
         frames = np.fft.irfft(beamed, FFT_SIZE, axis=1) * self._window
         # each hop given out is the late half of one frame and the early half of the next
         hops = frames[:-1, HOP:] + frames[1:, :HOP]
         stream = hops.reshape(-1)
-        # the stream given out is a hop behind the hops made (one hop of silence first),
-        # and what is made but not yet given out waits in `_output`
-        waiting = self._kept_hops * HOP - (self._taken_in - HOP)
-        stream = stream[: len(stream) - waiting]
+        stream = stream[: len(stream) - self._ready]  # made, not yet given out
         return float_to_s16(stream[max(0, len(stream) - samples) :])
 
     def _emit(self, samples: np.ndarray) -> None:
