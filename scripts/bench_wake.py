@@ -57,6 +57,7 @@ import numpy as np
 from sori.assemble.hearing import build_hearing
 from sori.assemble.wake import build_wake_detector
 from sori.core.config import Config
+from sori.core.config.sections import VoskConfig
 from sori.core.events import WakeDetected
 from sori.hearing.audio.augment import (
     at_dbfs,
@@ -247,12 +248,13 @@ def echo_trials(base: Config, clips, openers: dict[str, str], rt60_s: float, rng
     }
 
 
-def opening_words(clips) -> dict[str, str]:
+def opening_words(clips, vosk: VoskConfig) -> dict[str, str]:
     """Each clip's first word, when it is a word of two syllables or more the model knows
-    (one syllable is no name to call)."""
+    (one syllable is no name to call). `vosk` (`[stt.vosk]`) names the model the detectors
+    share, so it loads once."""
     from sori.hearing.stt.vosk import load_model
 
-    model = load_model()
+    model = load_model(vosk.model or None, vosk.chunk_ms)
     openers = {}
     for name, transcript, _ in clips:
         first = transcript.split()[0]
@@ -303,10 +305,10 @@ def main() -> int:
     if args.echo_cancel is not None:
         base = replace(base, audio=replace(base.audio, echo_cancel=args.echo_cancel))
     if args.echo:
-        trials = echo_trials(base, clips, opening_words(clips), args.echo_room, rng)
+        trials = echo_trials(base, clips, opening_words(clips, base.stt.vosk), args.echo_room, rng)
         return report(trials, args.json)
     if args.offsets:
-        return report(offset_trials(base, clips, opening_words(clips)), args.json)
+        return report(offset_trials(base, clips, opening_words(clips, base.stt.vosk)), args.json)
     if args.sweep:
         base = replace(base, wake=replace(base.wake, threshold=-100.0))
     false_scores: list[float] = []
@@ -328,7 +330,7 @@ def main() -> int:
     hours = audio_s / 3600
 
     # misses and latency
-    openers = opening_words(clips)
+    openers = opening_words(clips, base.stt.vosk)
     config = replace(base, wake=replace(base.wake, phrases=sorted(set(openers.values()))))
     detector = build_wake_detector(config)
     voices = [c[2] for c in clips]
