@@ -11,7 +11,9 @@ in the middle (1 m high), the talker 2 m away at 60° (mouth 1.5 m high), an int
 1.8 m away at 160° playing throughout, under the talker at microphone 0 by `--below-db`
 (default 5 dB): pink noise (a fan, a fridge) or babble (four other clips at once from
 one loudspeaker, a television). `--lead-s` of the interferer alone come first (default 1
-s; a television on for minutes before the command: `--lead-s 20`).
+s; a television on for minutes before the command: `--lead-s 20`). `--distance-m` moves
+the talker nearer or farther along the floor (default 2 m; 0.7 m is a step away, 0.86 m
+from mouth to array).
 
 - CER: transcripts of a clip's utterances joined, against the manifest's, spaces
   ignored, summed over the clips; "talker's CER" joins only the utterances that start
@@ -33,7 +35,8 @@ s; a television on for minutes before the command: `--lead-s 20`).
   neighbour's syllable at the cut). It is wrong when the constrained pass stood for
   anything else: a command the user did not say. The rooms are the interferers at
   `--below-db`, and "room alone", pink noise 30 dB under the talker (the reverberation
-  alone).
+  alone). `--paths` picks some of these paths (comma-separated, as the table names
+  them); `--clips 0` leaves the read clips out and hears the stand-ins only.
 - CPU RTF: process time of `ArrayFrontEnd` (the beam, the statistics, the direction
   finding as the voice detector steers it) over the audio's duration, BLAS on one
   thread.
@@ -81,6 +84,9 @@ ARRAY_AT_M = np.array([3.0, 2.5, 1.0])
 TALKER_DEG, INTERFERER_DEG = 60.0, 160.0
 LEAD_S = 1.0
 """Seconds of the interferer alone before the talker, unless `--lead-s` says otherwise."""
+DISTANCE_M = 2.0
+"""The talker's distance from the array along the floor, unless `--distance-m` says
+otherwise."""
 PATHS = ("1 mic", "delay-sum", "mvdr")
 STANDIN_PATHS = tuple(
     f"{beam}{dereverb}" for beam in ("1 mic", "mvdr") for dereverb in ("", " + wpe", " + spectral")
@@ -121,17 +127,22 @@ def at(azimuth_deg: float, distance_m: float, height_m: float) -> list[float]:
 
 
 def in_room(
-    speech: np.ndarray, interferer: np.ndarray, below_db: float, lead_s: float = LEAD_S
+    speech: np.ndarray,
+    interferer: np.ndarray,
+    below_db: float,
+    lead_s: float = LEAD_S,
+    distance_m: float = DISTANCE_M,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(the mix at the 4 microphones, the talker's part of it), both (samples, mics), the
-    interferer `below_db` under the talker at microphone 0, alone for `lead_s` first."""
+    talker `distance_m` away along the floor, the interferer `below_db` under them at
+    microphone 0, alone for `lead_s` first."""
     import pyroomacoustics as pra
 
     absorption, order = pra.inverse_sabine(0.4, ROOM_M)
     room = pra.ShoeBox(ROOM_M, fs=RATE_HZ, materials=pra.Material(absorption), max_order=20)
     lead = int(lead_s * RATE_HZ)
     talker = np.concatenate([np.zeros(lead), speech, np.zeros(RATE_HZ // 2)])
-    room.add_source(at(TALKER_DEG, 2.0, 1.5), signal=talker)
+    room.add_source(at(TALKER_DEG, distance_m, 1.5), signal=talker)
     room.add_source(at(INTERFERER_DEG, 1.8, 1.2), signal=interferer[: len(talker)])
     room.add_microphone_array((ARRAY_AT_M + np.array(BOARDS[BOARD])).T)
     heard = room.simulate(return_premix=True)[:, :, : len(talker)]
@@ -260,10 +271,10 @@ def commands_in_rooms(args, config, presets, rows, voices, results) -> None:  # 
     ]
     print(f"\n{len(phrases)} phrases of the read clips heard as commands")
     print("| room | path | right | wrong | actions |\n|---|---|---|---|---|")
-    close = {path: {"right": 0, "wrong": 0, "actions": 0} for path in CLOSE_PATHS}
+    close = {p: {"right": 0, "wrong": 0, "actions": 0} for p in CLOSE_PATHS if p in args.paths}
     for text, said in phrases:
         padded = np.concatenate([np.zeros(RATE_HZ // 2), said, np.zeros(RATE_HZ // 2)])
-        for path in CLOSE_PATHS:
+        for path in close:
             records, _ = hear(
                 Recording(text, padded[:, None], 20), path_config(path, config), recognizer,
                 presets, 0.0,
@@ -273,12 +284,12 @@ def commands_in_rooms(args, config, presets, rows, voices, results) -> None:  # 
         print(f"| close-talk | {path} | {row(count)} |", flush=True)
     results["commands"] = {"phrases": len(phrases), "close-talk": close}
     for label, kind, below_db in rooms:
-        counts = {path: {"right": 0, "wrong": 0, "actions": 0} for path in STANDIN_PATHS}
+        counts = {p: {"right": 0, "wrong": 0, "actions": 0} for p in args.paths}
         for k, (text, said) in enumerate(phrases):
             length = len(said) + int((args.lead_s + 1) * RATE_HZ)
             sound = interferer(kind, length, list(voices.values()), 7 + k)
-            mixed, _ = in_room(said, sound, below_db, args.lead_s)
-            for path in STANDIN_PATHS:
+            mixed, _ = in_room(said, sound, below_db, args.lead_s, args.distance_m)
+            for path in counts:
                 records, _ = hear(
                     Recording(text, mixed, 20), path_config(path, config), recognizer,
                     presets, args.lead_s,
@@ -309,36 +320,8 @@ def tally(counts: dict, phrase: str, records: list[dict], threshold: float) -> N
             counts.setdefault("acted_on", []).append([phrase, r["transcript"], r["intent"]])
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--config", help="sori.toml (default: the embedded defaults)")
-    parser.add_argument("--clips", type=int, default=4, help="shortest read clips used")
-    parser.add_argument("--noises", default="pink,babble", help="interferers, comma-separated")
-    parser.add_argument("--below-db", type=float, default=5.0, help="interferer under talker")
-    parser.add_argument(
-        "--lead-s", type=float, default=LEAD_S, help="interferer alone first, seconds"
-    )
-    parser.add_argument("--no-commands", action="store_true", help="the read clips only")
-    parser.add_argument(
-        "--standins", type=int, default=24, help="phrases of the read clips heard as commands"
-    )
-    parser.add_argument("--json", help="write the results here too")
-    args = parser.parse_args()
-
-    config = load_config(args.config)
-    config = dataclasses.replace(config, stt=dataclasses.replace(config.stt, warm_up_s=0.0))
-    presets = presets_from_config(config.intents, home_from_config(config.home))
-    recognizer = build_recognizer(config.stt, presets.phrases(config.stt.phrases.max_phrases))
-
-    folder = REPO.parent / "shared" / "audio" / "ko-read"
-    rows = list(csv.DictReader((folder / "manifest.tsv").open(encoding="utf-8"), delimiter="\t"))
-    rows.sort(key=lambda r: float(r["duration_s"]))
-    voices = {r["file"]: np.frombuffer(read_file(folder / r["file"]), "<i2") / 32768 for r in rows}
-    chosen = rows[: args.clips]
-    results: dict = {
-        "cer": {}, "talker_cer": {}, "actions": {}, "doa_error_deg": {}, "commands": {},
-        "cpu_rtf": [],
-    }  # fmt: skip
+def clips_in_rooms(args, config, presets, recognizer, chosen, voices, results) -> None:  # noqa: ANN001
+    """The read clips said in each room through each path: CER, actions, the direction."""
     print(
         "| interferer | path | CER | talker's CER | actions | DOA error (median, max) |\n"
         "|---|---|---|---|---|---|"
@@ -351,7 +334,7 @@ def main() -> int:
             others = [v for name, v in voices.items() if name != row["file"]]
             length = len(speech) + int((args.lead_s + 1) * RATE_HZ)
             sound = interferer(kind, length, others, 100 * n_kind + k)
-            mixed, talker = in_room(speech, sound, args.below_db, args.lead_s)
+            mixed, talker = in_room(speech, sound, args.below_db, args.lead_s, args.distance_m)
             results["cpu_rtf"].append(cpu_rtf(mixed, talker))
             for path in PATHS:
                 records, talkers = hear(
@@ -385,13 +368,56 @@ def main() -> int:
                 flush=True,
             )
 
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--config", help="sori.toml (default: the embedded defaults)")
+    parser.add_argument("--clips", type=int, default=4, help="shortest read clips used")
+    parser.add_argument("--noises", default="pink,babble", help="interferers, comma-separated")
+    parser.add_argument("--below-db", type=float, default=5.0, help="interferer under talker")
+    parser.add_argument(
+        "--lead-s", type=float, default=LEAD_S, help="interferer alone first, seconds"
+    )
+    parser.add_argument("--no-commands", action="store_true", help="the read clips only")
+    parser.add_argument(
+        "--standins", type=int, default=24, help="phrases of the read clips heard as commands"
+    )
+    parser.add_argument(
+        "--distance-m", type=float, default=DISTANCE_M, help="talker's distance along the floor"
+    )
+    parser.add_argument(
+        "--paths",
+        default=",".join(STANDIN_PATHS),
+        help="the stand-ins' paths, comma-separated (default: all)",
+    )
+    parser.add_argument("--json", help="write the results here too")
+    args = parser.parse_args()
+    args.paths = args.paths.split(",")
+    if unknown := [p for p in args.paths if p not in STANDIN_PATHS]:
+        parser.error(f"unknown path {unknown[0]!r}; the paths are {', '.join(STANDIN_PATHS)}")
+
+    config = load_config(args.config)
+    config = dataclasses.replace(config, stt=dataclasses.replace(config.stt, warm_up_s=0.0))
+    presets = presets_from_config(config.intents, home_from_config(config.home))
+    recognizer = build_recognizer(config.stt, presets.phrases(config.stt.phrases.max_phrases))
+
+    folder = REPO.parent / "shared" / "audio" / "ko-read"
+    rows = list(csv.DictReader((folder / "manifest.tsv").open(encoding="utf-8"), delimiter="\t"))
+    rows.sort(key=lambda r: float(r["duration_s"]))
+    voices = {r["file"]: np.frombuffer(read_file(folder / r["file"]), "<i2") / 32768 for r in rows}
+    chosen = rows[: args.clips]
+    results: dict = {
+        "cer": {}, "talker_cer": {}, "actions": {}, "doa_error_deg": {}, "commands": {},
+        "cpu_rtf": [],
+    }  # fmt: skip
+    if chosen:
+        clips_in_rooms(args, config, presets, recognizer, chosen, voices, results)
     if not args.no_commands:
         commands_in_rooms(args, config, presets, rows, voices, results)
 
-    rtf = results["cpu_rtf"]
-    print(
-        f"\nCPU RTF of DOA + MVDR beam, one core: median {np.median(rtf):.3f}, max {max(rtf):.3f}"
-    )
+    if rtf := results["cpu_rtf"]:
+        median, most = np.median(rtf), max(rtf)
+        print(f"\nCPU RTF of DOA + MVDR beam, one core: median {median:.3f}, max {most:.3f}")
     if args.json:
         Path(args.json).write_text(json.dumps(results, ensure_ascii=False, indent=1))
     return 0
