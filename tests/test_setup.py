@@ -52,6 +52,21 @@ def test_flags_write_a_config_that_loads_and_round_trips(tmp_path):
     assert tomllib.loads(text) == tomllib.loads(out.read_text(encoding="utf-8"))
 
 
+def test_a_microphone_spoken_into_from_close_by_keeps_dereverberation_off(tmp_path):
+    """Dereverberation is the default (any speaker in a room is talked to from a step away
+    or more); --no-across-room leaves it out, and that alone is a config flag, not the
+    token-only mode."""
+    close, default = tmp_path / "close.toml", tmp_path / "default.toml"
+    for out, flags in ((close, ["--no-across-room"]), (default, [])):
+        done = sori(
+            "setup", *flags, "--token-file", str(tmp_path / "token"), "--non-interactive",
+            "-o", str(out), home=tmp_path, cwd=tmp_path,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    assert load_config(str(close)).audio.dereverb == "off"
+    assert load_config(str(default)).audio.dereverb == "spectral"
+
+
 def test_default_path_is_found_by_every_command_and_not_overwritten(tmp_path):
     done = sori("setup", "--area", "안방", "--non-interactive", home=tmp_path, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -83,8 +98,8 @@ def test_bad_urls_are_refused_and_nothing_written(tmp_path):
 
 
 def test_questions_on_a_terminal(tmp_path):
-    """On a terminal setup asks; Enter keeps the default (거실, no HA, no MQTT, 소리야, not
-    across the room)."""
+    """On a terminal setup asks; Enter keeps the default (거실, no HA, no MQTT, 소리야,
+    talked to from a step away or more: dereverberation on)."""
     out = tmp_path / "sori.toml"
     env = {**os.environ, "HOME": str(tmp_path), "PYTHONPATH": str(REPO / "device")}
     pid, fd = pty.fork()
@@ -108,7 +123,7 @@ def test_questions_on_a_terminal(tmp_path):
     config = load_config(str(out))
     assert config.home.areas[0].name == "거실"
     assert config.actions.default_handler == "dry_run"
-    assert b"across the room" in seen and config.audio.dereverb == "off"
+    assert b"a step away or more (Y/n)" in seen and config.audio.dereverb == "spectral"
 
 
 def test_a_config_holding_a_password_is_written_0600(tmp_path):

@@ -36,8 +36,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "setup",
         help="prepare this machine for 'sori run': write sori.toml and the HTTP API token",
         description="Write a starter sori.toml (the room, Home Assistant, the MQTT broker, "
-        "the wake phrase: asked for, or taken from the flags) and generate an API token "
-        "for the HTTP API into a file only you can read (mode 0600); with only --token-file, "
+        "the wake phrase, how far away people talk to it: asked for, or taken from the "
+        "flags) and generate an API token for the HTTP API into a file only you can read "
+        "(mode 0600); with only --token-file, "
         "just the token, with the [http] config lines and a curl example. The daemon "
         "requires 'Authorization: Bearer TOKEN' on POST /say, and on everything but /health "
         "when bound beyond loopback; 'sori run' makes this file itself when no token is "
@@ -73,16 +74,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "--wake", action="append", metavar="PHRASE", help="a wake phrase (소리야); repeatable"
     )
     parser.add_argument(
-        "--across-room", action="store_const", const=True,
-        help="people talk to it from 2 m or more away: take out the room's late echoes "
-        '(audio.dereverb = "spectral")',
+        "--across-room", action=argparse.BooleanOptionalAction,
+        help="people talk to it from a step (0.7 m) away or more, as to any speaker in a "
+        'room: take out the room\'s late echoes (audio.dereverb = "spectral"; the default). '
+        "--no-across-room for a microphone spoken into from close by",
     )  # fmt: skip
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
     token_only = args.token_file is not None and not any(
-        getattr(args, name) for name in CONFIG_FLAGS
+        getattr(args, name) not in (None, []) for name in CONFIG_FLAGS
     )
     if token_only:
         return make_token(args)
@@ -115,7 +117,7 @@ def write_config(args: argparse.Namespace) -> int:
         mqtt_url=args.mqtt_url or "",
         wake=[w.strip() for w in args.wake or [] if w.strip()],
         token_file=str(token),
-        across_room=bool(args.across_room),
+        across_room=args.across_room is not False,
     )
     wake_section = "wake" in {f.name for f in dataclasses.fields(Config)}
     text = starter_toml(answers, datetime.date.today().isoformat(), wake_section)
@@ -164,8 +166,8 @@ def ask(args: argparse.Namespace) -> None:
         wake = question("Wake phrase", "소리야")
         args.wake = [wake] if wake else []
     if args.across_room is None:
-        far = question("Will people talk to it from across the room, 2 m or more (y/N)", "n")
-        args.across_room = far.lower().startswith("y")
+        far = question("Will people talk to it from a step away or more (Y/n)", "y")
+        args.across_room = not far.lower().startswith("n")
 
 
 def make_token(args: argparse.Namespace) -> int:

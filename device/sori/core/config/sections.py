@@ -124,11 +124,11 @@ class AudioConfig:
     dereverb: str = ranged("off", choices=DEREVERBS)
     """Dereverberation before the beam (sori.hearing.audio.dereverb), each 32 ms later:
     "spectral" (late reverberation suppressed from a model of the room's decay, `rt60_s`;
-    it learns nothing, so short commands across a room gain by it, and close talk loses
-    a little: for a device its users talk to from across the room), "wpe" (online
-    weighted prediction error, per channel group: it pays for long speech from one place,
-    and a short command from a new place ends before it has learnt the room, and loses
-    by it) or "off" (docs/hearing.md)."""
+    it learns nothing, so short commands said from a step away or more gain by it, and a
+    voice at the microphone itself loses a little: `sori setup` turns it on unless told
+    people speak into the microphone), "wpe" (online weighted prediction error, per
+    channel group: it pays for long speech from one place, and a short command from a new
+    place ends before it has learnt the room, and loses by it) or "off" (docs/hearing.md)."""
     rt60_s: float = ranged(0.6, 0.1, 3.0)
     """The room's reverberation time in seconds, for dereverb = "spectral": 0.3-0.8 s in a
     living room; too long an estimate costs less than too short a one (docs/hearing.md)."""
