@@ -20,13 +20,22 @@ from sori.core.events import (
     WakeDetected,
 )
 from sori.hearing.audio.denoise_decision import DenoiseDecision, DenoiserPool
-from sori.hearing.audio.format import RATE_HZ
+from sori.hearing.audio.format import RATE_HZ, float_to_s16
 from sori.hearing.committing import CommitSettings
 from sori.hearing.pacing import ReplayClock, hear, replay
 from sori.hearing.pipeline import Hearing
 from sori.hearing.vad import EndpointSettings
 from sori.hearing.wake.base import Detection
-from sori.testing.fakes import Cue, EnergyScorer, ScriptedRecognizer, kinds, run_frames, tone_frames
+from sori.testing.fakes import (
+    Cue,
+    EnergyScorer,
+    ScriptedRecognizer,
+    kinds,
+    run_frames,
+    to_frames,
+    tone,
+    tone_frames,
+)
 from sori.understanding.intents import IntentMatch
 
 MS = 1_000_000
@@ -113,6 +122,25 @@ def test_a_constrained_result_that_passed_the_ratio_test_commits_early_at_the_si
     (commit,) = of(events, IntentCommitted)
     assert commit.early and commit.lr_score == 8.5 and commit.t_ns == 1040 * MS
     assert kinds(events).index(IntentCommitted) < kinds(events).index(SpeechStopped)
+
+
+def test_the_utterance_s_snr_as_it_begins_reaches_the_recognizer():
+    """The recognizer asks more of a phrase heard in noise (sori.hearing.stt.vosk,
+    `threshold_for`), so the stream is opened with how far the speech stands above the
+    room in the ring: a voice over noise just under the voice detector, about 17 dB; the
+    same voice over a silent room, far more."""
+    said = np.concatenate([tone(ms, voiced, 600.0, 0.05) for ms, voiced in SPEECH])
+    noise = 0.008 * np.random.default_rng(4).standard_normal(len(said))
+
+    def snr_db(room: np.ndarray) -> float:
+        clock = FakeClock()
+        hearing = hearing_for([([Cue(760, LIGHT_ON)], LIGHT_ON)], clock)
+        run_frames(hearing, to_frames(float_to_s16(said + room)), clock)
+        (opened,) = hearing.recognizer.snrs_db
+        return opened
+
+    assert 10.0 < snr_db(noise) < 25.0
+    assert snr_db(0 * noise) > 60.0
 
 
 def test_a_free_form_near_miss_still_waits_for_the_final_result():

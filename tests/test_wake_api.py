@@ -75,9 +75,9 @@ class Counting:
     def __init__(self, recognizer):
         self.inner, self.name, self.opened = recognizer, recognizer.name, 0
 
-    def open_stream(self):
+    def open_stream(self, snr_db=None):
         self.opened += 1
-        return self.inner.open_stream()
+        return self.inner.open_stream(snr_db)
 
 
 def test_muted_no_audio_reaches_the_recognizer(shared_dir):

@@ -62,7 +62,7 @@ class StubRecognizer:
     def __init__(self) -> None:
         self.heard = Heard()
 
-    def open_stream(self) -> StubStream:
+    def open_stream(self, snr_db: float | None = None) -> StubStream:
         return StubStream(self.heard)
 
 

@@ -212,6 +212,24 @@ def test_a_phrase_in_the_grammar_is_recognized_through_the_grammar_pass(leopard,
     assert final.lr_score is not None and final.lr_score > 0
 
 
+def test_a_phrase_heard_in_noise_must_explain_the_sound_by_more(leopard, vosk_model):
+    """A stream opened for an utterance heard in noise (its speech less than
+    `noisy_below_db` above the room) asks its phrase for `noisy_lr_threshold`: the clip
+    stands as its phrase over a quiet room and where the SNR is unknown, and gives way to
+    the free-form words in noise."""
+    recognizer = VoskRecognizer(
+        vosk_model, phrases=[*PHRASES, LEOPARD_TRANSCRIPT], mode="both",
+        noisy_lr_threshold=1000.0, noisy_below_db=33.0,
+    )  # fmt: skip
+    sources = {}
+    for snr_db in (None, 45.0, 20.0):
+        stream = recognizer.open_stream(snr_db)
+        feed(stream, leopard)
+        sources[snr_db] = stream.finalize().source
+    assert sources == {None: "grammar", 45.0: "grammar", 20.0: "free"}
+    assert recognizer.threshold_for(20.0) == 1000.0 and recognizer.threshold_for(33.0) == 0.0
+
+
 def test_real_speech_out_of_the_grammar_scores_well_below_zero(leopard, recognizer):
     stream = recognizer.open_stream()
     feed(stream, leopard)

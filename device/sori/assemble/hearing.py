@@ -134,6 +134,8 @@ def _load_recognizer(stt: SttConfig, phrases: list[str]) -> SpeechRecognizer:
             phrases=phrases,
             mode=v.mode,
             lr_threshold=v.lr_threshold,
+            noisy_lr_threshold=v.noisy_lr_threshold,
+            noisy_below_db=v.noisy_below_db,
             chunk_ms=v.chunk_ms,
             agreement_floor=v.agreement_floor,
         )

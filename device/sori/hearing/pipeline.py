@@ -57,7 +57,11 @@ from sori.core.events import (
     TranscriptPartial,
     UtteranceHeard,
 )
-from sori.hearing.audio.denoise_decision import DECISION_SPEECH_MS, DenoiseDecision
+from sori.hearing.audio.denoise_decision import (
+    DECISION_SPEECH_MS,
+    DenoiseDecision,
+    heard_estimate,
+)
 from sori.hearing.audio.format import AudioFrame, pcm_duration_ns
 from sori.hearing.audio.ring import FrameRing
 from sori.hearing.committing import CommitSettings, Committer, Turn, Understanding
@@ -165,6 +169,9 @@ class Hearing:
         )
         """An array's last frames, for the utterance of a talker who takes the beam over."""
         self._turn: Turn | None = None
+        self._snr_db: float | None = None
+        """How far the open utterance's speech stood above the room, in dB, as it began
+        (`_begin`): what its turns ask of a command heard in noise; None when unknown."""
         self._deciding: tuple[SpeechStarted, list[AudioFrame], int] | None = None
         """An utterance begun whose denoise decision waits for `DECISION_SPEECH_MS` of its
         speech: its start, its frames so far (raw), and how many of them the ring held."""
@@ -379,6 +386,7 @@ class Hearing:
         detector, or the gate open); the detector, when there is one, hears it too. The
         last `held` of `frames` followed the ring (`_decide_later`)."""
         heard = self.recognizer is not None and self.wake.hears(started.audio_start_ns)
+        self._snr_db = self._speech_over_room(frames, held)
         if self._denoise_decides(heard, frames):
             frames = self._decide_denoise(frames, held)
         if heard:
@@ -441,6 +449,15 @@ class Hearing:
         self._deciding = None
         self._begin(started, frames, events, held=len(frames) - ring)
 
+    def _speech_over_room(self, frames: list[AudioFrame], held: int) -> float | None:
+        """The SNR of an utterance beginning with `frames` (the ring, then `held` frames),
+        as the denoise decision measures it; None over Sori's voice, where the room is
+        not what the pre-roll holds."""
+        if any(self.wake.sori_speaks(frame) for frame in frames):
+            return None
+        heard = heard_estimate(frames, self.endpoint.start_ms // self.endpoint.frame_ms + held)
+        return None if heard is None else heard.snr_db
+
     def _decide_denoise(self, frames: list[AudioFrame], held: int) -> list[AudioFrame]:
         """The utterance's one denoise decision: on the ring (the pre-roll, then the onset
         the VAD started on) and the `held` frames after it; `frames` as its listeners hear
@@ -490,7 +507,7 @@ class Hearing:
         assert self.recognizer is not None
         self.commits.begin()
         t0 = time.perf_counter_ns()
-        stream = self.recognizer.open_stream()
+        stream = self.recognizer.open_stream(self._snr_db)
         self._turn = Turn(utterance_id, stream, speech_start_ns)
         self._turn.busy_ns["stt"] += time.perf_counter_ns() - t0
 

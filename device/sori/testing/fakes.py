@@ -56,8 +56,11 @@ class ScriptedRecognizer:
     def __init__(self, scripts: Sequence[tuple[Sequence[Cue], str]]) -> None:
         self.scripts = list(scripts)
         self.streams: list[ScriptedStream] = []
+        self.snrs_db: list[float | None] = []
+        """The SNR each stream was opened with (`SpeechRecognizer.open_stream`)."""
 
-    def open_stream(self) -> ScriptedStream:
+    def open_stream(self, snr_db: float | None = None) -> ScriptedStream:
+        self.snrs_db.append(snr_db)
         index = len(self.streams)
         cues, final = self.scripts[index] if index < len(self.scripts) else ((), "")
         stream = ScriptedStream(list(cues), final)

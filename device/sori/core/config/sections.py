@@ -138,7 +138,7 @@ class AudioConfig:
     """Speech enhancement (helps in steady noise): "off"; "deepfilter" (DeepFilterNet3,
     `pip install 'sori[denoise]'`, 70 ms later), "rnnoise" (pyrnnoise, 20 ms later) or
     "webrtc" (webrtc-noise-gain), always, before the VAD and the recognizer; "auto", per
-    utterance, with denoise_engine, when its speech stands less than 22 dB above the room
+    utterance, with denoise_engine, when its speech stands less than 33 dB above the room
     (sori.hearing.audio.denoise_decision): one decision for the recognizer and the wake
     detector (without the engine's package, "auto" is "off")."""
     denoise_engine: str = ranged("deepfilter", choices=("deepfilter", "rnnoise", "webrtc"))
@@ -199,6 +199,14 @@ class VoskConfig:
     """A phrase-constrained result stands only when its likelihood ratio is at least this:
     total path score of the constrained decode minus that of the free-form decode of the
     same audio, per second of audio (`lr_score`; scripts/calibrate_rejection.py)."""
+    noisy_lr_threshold: float = ranged(2.5)
+    """The least likelihood ratio for a phrase-constrained result heard in noise (its
+    speech less than `noisy_below_db` above the room): noise leaves the sound saying
+    little, and the grammar's short phrases then outscore the free-form words
+    (docs/hearing.md, "Nearer the device")."""
+    noisy_below_db: float = ranged(33.0, 0.0, 120.0)
+    """Speech standing less than this above the room, in dB (the denoise decision's SNR
+    estimate, as the utterance begins), is heard in noise; 0 = never."""
     agreement_floor: float = ranged(0.0, 0.0, 1.0)
     """The second check after the ratio: a phrase-constrained result stands only when the
     free-form pass heard much the same (jamo agreement of the two texts, 0 to 1). 0 = off

@@ -123,6 +123,17 @@ def estimate(room: bytes, speech: bytes) -> Estimate:
     return Estimate(room_dbfs, speech_dbfs)
 
 
+def heard_estimate(frames: list[AudioFrame], onset: int) -> Estimate | None:
+    """The room and the speech of an utterance that begins with `frames` (the ring: the
+    pre-roll, then the last `onset` of them the speech's onset); None when the ring reaches
+    back to the stream's first frame, where the "room" would be the first word (see the
+    module). Pure."""
+    if frames and frames[0].start_ns == 0:
+        return None
+    split = max(0, len(frames) - onset)
+    return estimate(_pcm(frames[:split]), _pcm(frames[split:]))
+
+
 def wants_denoise(heard: Estimate, above_dbfs: float, snr_below_db: float = SNR_BELOW_DB) -> bool:
     """Whether an utterance heard so should be denoised: its SNR is low and its room is
     above the quiet floor `above_dbfs`. Pure."""
@@ -228,12 +239,10 @@ class DenoiseDecision:
         the speech's onset; `sori_speaks` while any of them may hold Sori's voice. Decide,
         and return `frames` as the utterance's listeners hear them."""
         self.end()
-        opens_the_stream = bool(frames) and frames[0].start_ns == 0
-        if sori_speaks or opens_the_stream:
-            heard, wanted = None, self._last
+        heard = None if sori_speaks else heard_estimate(frames, onset)
+        if heard is None:
+            wanted = self._last
         else:
-            split = max(0, len(frames) - onset)
-            heard = estimate(_pcm(frames[:split]), _pcm(frames[split:]))
             wanted = self._last = wants_denoise(heard, self.above_dbfs, self.snr_below_db)
         if wanted:
             self._denoiser = self._pool.lend(self.kind)  # None when it cannot load: raw

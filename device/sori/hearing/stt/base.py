@@ -92,7 +92,10 @@ class SpeechRecognizer(Protocol):
     name: str
     """Backend name for logs and traces ("vosk", "sherpa")."""
 
-    def open_stream(self) -> RecognizerStream: ...
+    def open_stream(self, snr_db: float | None = None) -> RecognizerStream:
+        """A stream for one utterance; `snr_db`, how far its speech stood above the room
+        as it began (dB), when known: a backend may ask more of what it hears in noise."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -262,7 +262,9 @@ class SherpaRecognizer:
             files, model_type, threads, provider, use, hotwords_score, max_active_paths
         )
 
-    def open_stream(self) -> SherpaStream:
+    def open_stream(self, snr_db: float | None = None) -> SherpaStream:
+        """A stream for one utterance; the SNR changes nothing (sherpa-onnx gives no
+        whole-path score for a likelihood-ratio test to ask more of)."""
         return SherpaStream(self._rec, self._rec.create_stream())
 
 

@@ -54,6 +54,15 @@ BYTES_PER_S = 32000
 DEFAULT_LR_THRESHOLD = 0.0
 """Least `lr_score` for a phrase-constrained result to stand (calibrated with
 scripts/calibrate_rejection.py; see the config key stt.vosk.lr_threshold)."""
+DEFAULT_NOISY_LR_THRESHOLD = 2.5
+"""Least `lr_score` for one heard in noise (`DEFAULT_NOISY_BELOW_DB`). On 40 phrases of
+read speech said 0.7-2 m away in pink noise and babble 5-10 dB under, heard through the
+pipeline with the default denoising: the five that stood for a device's command scored
+0.3-2.4, and 27 of the 39 right ones heard with an SNR under 33 dB scored 2.5 or more
+(docs/hearing.md, "Nearer the device")."""
+DEFAULT_NOISY_BELOW_DB = 33.0
+"""An utterance whose speech stands less than this above the room (dB, as the denoise
+decision estimates it) is heard in noise: the denoise decision's own threshold."""
 CALIBRATED_AGREEMENT_FLOOR = 0.7
 """Least `agreement` of the constrained text with the free-form text of the same audio
 for the constrained result to stand, as calibrated on noisy read speech with
@@ -235,6 +244,8 @@ class VoskRecognizer:
         lr_threshold: float = DEFAULT_LR_THRESHOLD,
         chunk_ms: int = 0,
         agreement_floor: float = DEFAULT_AGREEMENT_FLOOR,
+        noisy_lr_threshold: float = DEFAULT_NOISY_LR_THRESHOLD,
+        noisy_below_db: float = DEFAULT_NOISY_BELOW_DB,
     ) -> None:
         if mode not in MODES:
             raise ConfigError(f"stt.vosk.mode must be one of {', '.join(MODES)}, got {mode!r}")
@@ -263,6 +274,10 @@ class VoskRecognizer:
             )
         self.mode = mode
         self.lr_threshold = lr_threshold
+        self.noisy_lr_threshold = noisy_lr_threshold
+        self.noisy_below_db = noisy_below_db
+        """An utterance heard `noisy_below_db` or less above the room needs
+        `noisy_lr_threshold` (see `threshold_for`)."""
         self.agreement_floor = agreement_floor
         """The second check: see `choose`."""
         self._worker: ThreadPoolExecutor | None = None
@@ -287,9 +302,18 @@ class VoskRecognizer:
         rec.SetMaxAlternatives(1)  # results then carry the best path's total score
         return rec
 
-    def open_stream(self) -> VoskStream:
+    def open_stream(self, snr_db: float | None = None) -> VoskStream:
         stop_warm_up(self)  # the decoders serve one stream: the utterance's
-        return VoskStream(self)
+        return VoskStream(self, self.threshold_for(snr_db))
+
+    def threshold_for(self, snr_db: float | None) -> float:
+        """The least `lr_score` for a phrase heard `snr_db` above the room (None:
+        unknown): noise leaves the acoustics saying little, and a grammar's short phrases
+        then outscore the free-form pass's words on any sound, so a phrase heard in noise
+        must explain it by more."""
+        if snr_db is not None and snr_db < self.noisy_below_db:
+            return max(self.lr_threshold, self.noisy_lr_threshold)
+        return self.lr_threshold
 
     def twin(self) -> VoskRecognizer:
         """Another recognizer on the same model (not loaded again) with its own decoders:
@@ -298,15 +322,21 @@ class VoskRecognizer:
         return VoskRecognizer(
             self.model, phrases=self.grammar, mode=self.mode, lr_threshold=self.lr_threshold,
             chunk_ms=self.chunk_ms, agreement_floor=self.agreement_floor,
+            noisy_lr_threshold=self.noisy_lr_threshold, noisy_below_db=self.noisy_below_db,
         )  # fmt: skip
 
     def choose(
-        self, free: Hypothesis | None, gram: Hypothesis | None, lr: float | None
+        self,
+        free: Hypothesis | None,
+        gram: Hypothesis | None,
+        lr: float | None,
+        threshold: float | None = None,
     ) -> Hypothesis:
-        """The hypothesis to report from the two passes (see the module docstring)."""
-        return choose(
-            free, gram, lr, self.lr_threshold, self.mode != "grammar", self.agreement_floor
-        )
+        """The hypothesis to report from the two passes (see the module docstring), the
+        constrained one needing `threshold` (default `lr_threshold`)."""
+        if threshold is None:
+            threshold = self.lr_threshold
+        return choose(free, gram, lr, threshold, self.mode != "grammar", self.agreement_floor)
 
     def ends_in_phrase(self, text: str) -> bool:
         """Whether `text` ends in one of the grammar's phrases (words heard before it, a
@@ -524,8 +554,10 @@ class VoskStream:
     while the free-form one runs here: vosk releases the GIL, so they decode on two cores
     and a frame costs the slower pass, not both."""
 
-    def __init__(self, recognizer: VoskRecognizer) -> None:
+    def __init__(self, recognizer: VoskRecognizer, threshold: float | None = None) -> None:
         self._r = recognizer
+        self._threshold = recognizer.lr_threshold if threshold is None else threshold
+        """The least `lr_score` for this utterance's phrases (`threshold_for`)."""
         self._free = _Pass(recognizer._free, "free")
         self._gram = _Pass(recognizer._gram, "grammar") if recognizer._gram is not None else None
         self._last = ""
@@ -542,7 +574,7 @@ class VoskStream:
         if self._gram is None:
             return free
         lr = likelihood_ratio(self._free, self._gram)
-        return self._r.choose(free, self._gram.hypothesis(), lr)
+        return self._r.choose(free, self._gram.hypothesis(), lr, self._threshold)
 
     def passes(self) -> tuple[Hypothesis, Hypothesis | None, float | None]:
         """(free-form hypothesis, phrase-constrained one or None, lr_score or None) as they
