@@ -20,7 +20,8 @@ from mouth to array).
   after the interferer's lead (less 0.3 s), so that the television's words before the
   talker speaks do not count; "1 mic" replays microphone 0 as `sori replay` with
   `audio.channels = 1`, the beams replay all four as `sori replay` with
-  `audio.channels = 4` (the same recognizer, denoising off, so the beam alone differs).
+  `audio.channels = 4` (the same recognizer, denoising off unless `--denoise auto`, so
+  the beam alone differs).
 - Actions: intents committed on the read clips, none of which is a command: each one a
   device wrongly switched.
 - DOA: the direction the beam held for the talker's first utterance, against 60°.
@@ -164,9 +165,7 @@ def with_audio(config, channels: int, beamform: str = "mvdr", dereverb: str = "o
     array = dataclasses.replace(
         config.audio.array, geometry=BOARD if channels > 1 else "", beamform=beamform
     )
-    audio = dataclasses.replace(
-        config.audio, channels=channels, array=array, denoise="off", dereverb=dereverb
-    )
+    audio = dataclasses.replace(config.audio, channels=channels, array=array, dereverb=dereverb)
     return dataclasses.replace(config, audio=audio)
 
 
@@ -263,7 +262,6 @@ def commands_in_rooms(args, config, presets, rows, voices, results) -> None:  # 
     phrases = standins(rows, voices, args.standins)
     grammar = [*presets.phrases(config.stt.phrases.max_phrases), *(p for p, _ in phrases)]
     recognizer = build_recognizer(config.stt, grammar)
-    threshold = config.stt.vosk.lr_threshold
     rooms = [("room alone", "pink", ROOM_ALONE_DB)]
     rooms += [
         (f"{kind}, {args.below_db:g} dB under", kind, args.below_db)
@@ -279,7 +277,7 @@ def commands_in_rooms(args, config, presets, rows, voices, results) -> None:  # 
                 Recording(text, padded[:, None], 20), path_config(path, config), recognizer,
                 presets, 0.0,
             )  # fmt: skip
-            tally(close[path], text, records, threshold)
+            tally(close[path], text, records)
     for path, count in close.items():
         print(f"| close-talk | {path} | {row(count)} |", flush=True)
     results["commands"] = {"phrases": len(phrases), "close-talk": close}
@@ -294,7 +292,7 @@ def commands_in_rooms(args, config, presets, rows, voices, results) -> None:  # 
                     Recording(text, mixed, 20), path_config(path, config), recognizer,
                     presets, args.lead_s,
                 )  # fmt: skip
-                tally(counts[path], text, records, threshold)
+                tally(counts[path], text, records)
         results["commands"][label] = counts
         for path, count in counts.items():
             print(f"| {label} | {path} | {row(count)} |", flush=True)
@@ -304,15 +302,14 @@ def row(counts: dict) -> str:
     return f"{counts['right']} | {counts['wrong']} | {counts['actions']}"
 
 
-def tally(counts: dict, phrase: str, records: list[dict], threshold: float) -> None:
+def tally(counts: dict, phrase: str, records: list[dict]) -> None:
     """Count `phrase` right when an utterance heard it; wrong for each utterance whose
     constrained pass stood for something else; actions for each intent committed (no
     phrase is a command of the home)."""
     heard = [r for r in records if r["transcript"]]
     counts["right"] += any(standin_right(phrase, r["transcript"]) for r in heard)
     for r in heard:
-        stood = r["lr_score"] is not None and r["lr_score"] >= threshold
-        if stood and not standin_right(phrase, r["transcript"]):
+        if r["constrained"] and not standin_right(phrase, r["transcript"]):
             counts["wrong"] += 1
             counts.setdefault("wrong_heard", []).append([phrase, r["transcript"]])
         if r["intent"]:
@@ -390,6 +387,12 @@ def main() -> int:
         default=",".join(STANDIN_PATHS),
         help="the stand-ins' paths, comma-separated (default: all)",
     )
+    parser.add_argument(
+        "--denoise",
+        choices=("off", "auto"),
+        default="off",
+        help='audio.denoise on every path (default "off": the beam alone differs)',
+    )
     parser.add_argument("--json", help="write the results here too")
     args = parser.parse_args()
     args.paths = args.paths.split(",")
@@ -397,7 +400,11 @@ def main() -> int:
         parser.error(f"unknown path {unknown[0]!r}; the paths are {', '.join(STANDIN_PATHS)}")
 
     config = load_config(args.config)
-    config = dataclasses.replace(config, stt=dataclasses.replace(config.stt, warm_up_s=0.0))
+    config = dataclasses.replace(
+        config,
+        stt=dataclasses.replace(config.stt, warm_up_s=0.0),
+        audio=dataclasses.replace(config.audio, denoise=args.denoise),
+    )
     presets = presets_from_config(config.intents, home_from_config(config.home))
     recognizer = build_recognizer(config.stt, presets.phrases(config.stt.phrases.max_phrases))
 

@@ -122,6 +122,19 @@ def test_a_constrained_result_that_passed_the_ratio_test_commits_early_at_the_si
     (commit,) = of(events, IntentCommitted)
     assert commit.early and commit.lr_score == 8.5 and commit.t_ns == 1040 * MS
     assert kinds(events).index(IntentCommitted) < kinds(events).index(SpeechStopped)
+    assert of(events, UtteranceHeard)[0].constrained  # a replay's report says so
+
+
+def test_a_free_form_transcript_is_not_reported_as_the_constrained_pass_s():
+    """`UtteranceHeard.constrained` tells a tester which pass a command came from: the
+    free-form text that stood when the phrase failed its test is not the grammar's."""
+    clock = FakeClock()
+    cues = [Cue(300, "거실"), Cue(760, "거실 불 켜 줘", "free", -1.5)]
+    hearing = hearing_for([(cues, "거실 불 켜 줘")], clock, Understanding(), silence_ms=40)
+    events = run_frames(hearing, tone_frames(SPEECH), clock)
+    (heard,) = of(events, UtteranceHeard)
+    assert heard.text == "거실 불 켜 줘" and heard.lr_score == -1.5
+    assert not heard.constrained
 
 
 def test_the_utterance_s_snr_as_it_begins_reaches_the_recognizer():

@@ -249,6 +249,10 @@ class UtteranceHeard:
     doa_deg: float | None = None
     """Direction the talker spoke from, in degrees counter-clockwise from the microphone
     array's +x axis, as the beam held it for the utterance; None with one microphone."""
+    constrained: bool = False
+    """The final transcript is the phrase-constrained pass's: it passed the recognizer's
+    tests (the likelihood ratio asked of it, in noise the higher one, and the second
+    check), where otherwise the free-form text stands."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -630,6 +630,7 @@ class Hearing:
                 {**turn.busy_ns, "audio": turn.audio_ns},
                 final.lr_score,
                 None if self.steering is None else self.steering.direction_deg,
+                final.source == "grammar" and bool(final.text),
             )
         )
 

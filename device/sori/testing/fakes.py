@@ -102,7 +102,12 @@ class ScriptedStream:
         return self.feed(silence_after(after, silence_ms))
 
     def finalize(self) -> Hypothesis:
+        """The final text, from the pass (and with the score) of the last cue when that
+        cue says the same."""
         self.finalized = True
+        last = self.cues[-1] if self.cues else None
+        if last is not None and last.text == self.final:
+            return Hypothesis(self.final, source=last.source, lr_score=last.lr_score)
         return Hypothesis(self.final)
 
 

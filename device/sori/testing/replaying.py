@@ -41,6 +41,7 @@ FIELDS = (
     "commit_latency_ms",
     "rtf",
     "lr_score",
+    "constrained",
     "doa_deg",
 )
 
@@ -140,6 +141,7 @@ def summarize(name: str, events: list[Event], origin_ns: int = 0) -> list[dict[s
                     else None,
                     "rtf": round(busy / audio, 3) if audio else None,
                     "lr_score": None if event.lr_score is None else round(event.lr_score, 2),
+                    "constrained": event.constrained,
                     "doa_deg": event.doa_deg,
                 }
             )
