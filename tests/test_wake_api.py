@@ -152,12 +152,12 @@ def test_the_phrase_said_over_sori_s_reply_stops_it_and_opens_the_window(
     from sori.hearing.audio.augment import to_pcm16
     from sori.hearing.audio.format import write_wav
     from sori.hearing.pacing import pace
-    from test_daemon import SlowSpeaker, closing
+    from test_daemon import BufferedSpeaker, closing
 
     no_warm_up = "\n[stt]\nwarm_up_s = 0\n"  # not what is tested: it loads within the timeout
     config_path = write_config(tmp_path, mosquitto, no_warm_up, '\n[wake]\nphrases = ["현재"]\n')
     daemon = build(config_path, tmp_path / "reply.wav", input_name="mic")
-    daemon.player.sink = SlowSpeaker()
+    daemon.player.sink = BufferedSpeaker()
     clip = shared_dir / "audio" / "ko-read" / "zeroth_104_003_0253.wav"
     speech = opening(clip)
     gain = echo_gain(sori_says(Config(), REPLY), speech, below_db=20)
@@ -184,8 +184,9 @@ def test_the_phrase_said_over_sori_s_reply_stops_it_and_opens_the_window(
     said_at_ns = origin[0] + int(said_at_s * 1e9)
     assert spoken.first_audio_ns < said_at_ns - 1e9  # the reply was playing
     assert spoken.interrupted and daemon.metrics.barge_ins == 1
-    # it played up to the phrase, and was cut soon after it
-    assert said_at_ns < spoken.first_audio_ns + spoken.audio_ns < said_at_ns + 3e9
+    # it played up to the phrase, and was cut after it, long before its end (15 s): 1.9-2.1 s
+    # after it on an idle machine, 2.5-2.9 s with both cores busy (docs/hearing.md, Limits)
+    assert said_at_ns < spoken.first_audio_ns + spoken.audio_ns < said_at_ns + 4.5e9
     assert window["wakes"] == 1 and window["listening_s"] > 0
 
 
