@@ -50,6 +50,17 @@ def test_flac_is_read(tmp_path):
     assert abs(len(read_file(path)) // 2 - RATE_HZ // 2) <= 2
 
 
+def test_a_16_khz_16_bit_recording_is_heard_sample_for_sample(tmp_path):
+    """A file replays exactly as the microphone (or a Wyoming client) gave it: the
+    recognizer is sensitive enough that one step on loud samples changes a word."""
+    every_value = np.arange(-32768, 32768, dtype="<i2")
+    path = tmp_path / "in.wav"
+    soundfile.write(path, every_value, RATE_HZ, subtype="PCM_16")
+    assert read_file(path) == every_value.tobytes()
+    assert decode_raw(every_value.tobytes(), "s16le", RATE_HZ).shape == (65536, 1)
+    assert to_pipeline(s16_to_float(every_value.tobytes()), RATE_HZ) == every_value.tobytes()
+
+
 def test_stereo_is_averaged_not_summed():
     left = sine(RATE_HZ, 0.1)
     pcm = to_pipeline(np.stack([left, -left], axis=1), RATE_HZ)

@@ -165,7 +165,9 @@ def resample(x: np.ndarray, rate_hz: int) -> np.ndarray:
 
 
 def float_to_s16(x: np.ndarray) -> bytes:
-    return (np.clip(x, -1.0, 1.0) * 32767.0).round().astype("<i2").tobytes()
+    """Float samples → s16le, the exact inverse of `s16_to_float`: a 16-bit recording
+    decoded to floats comes back sample for sample, as a microphone would have given it."""
+    return np.clip(np.rint(np.asarray(x) * 32768.0), -32768, 32767).astype("<i2").tobytes()
 
 
 def s16_to_float(pcm: bytes) -> np.ndarray:
