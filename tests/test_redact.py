@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from daemon_kit import build, events_of_turn, write_config
-from sori.core.logs import JsonFormatter, TextFormatter
+from sori.core.logs import JsonFormatter, StderrHandler, TextFormatter
 from sori.core.redact import is_secret_name, redact, redact_data
 from sori.serving.http_api import HttpApi
 
@@ -171,3 +171,16 @@ def test_a_secret_anywhere_in_any_text_is_masked_and_redact_never_fails(
     shown = redact(text)
     assert shown.count(secret) <= f"{before} {after}".count(secret)  # only theirs, if any
     assert redact(shown) == shown  # masking twice changes nothing
+
+
+def test_log_lines_follow_stderr_when_a_driver_swaps_it(monkeypatch):
+    """A handler made while stderr was one stream (a command run in-process under a
+    test's capture, which then closes it) writes to stderr as it is now."""
+    first, now = io.StringIO(), io.StringIO()
+    monkeypatch.setattr("sys.stderr", first)
+    handler = StderrHandler()
+    handler.setFormatter(TextFormatter("%(message)s"))
+    first.close()
+    monkeypatch.setattr("sys.stderr", now)
+    handler.emit(logging.makeLogRecord({"msg": "token=s3cret heard"}))
+    assert now.getvalue() == "token=*** heard\n"

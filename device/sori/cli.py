@@ -14,7 +14,7 @@ import sys
 
 from sori import __version__
 from sori.core.errors import SoriError
-from sori.core.logs import TextFormatter
+from sori.core.logs import StderrHandler, TextFormatter
 from sori.core.redact import redact
 
 # Subcommand modules; each defines `add_parser(subparsers)` and `run(args) -> int`.
@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     root = logging.getLogger()
     if not root.handlers:  # like logging.basicConfig, with secrets redacted
-        handler = logging.StreamHandler(sys.stderr)
+        handler = StderrHandler()
         handler.setFormatter(TextFormatter("%(levelname)s %(name)s: %(message)s"))
         root.addHandler(handler)
         root.setLevel(logging.WARNING - 10 * min(args.verbose, 2))

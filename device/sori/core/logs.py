@@ -14,6 +14,7 @@ import json
 import logging
 import sys
 from datetime import UTC, datetime
+from typing import TextIO
 
 from sori.core.redact import redact
 
@@ -46,9 +47,26 @@ def clean(line: str) -> str:
     return redact(line.encode("utf-8", "backslashreplace").decode("utf-8"))
 
 
+class StderrHandler(logging.StreamHandler):
+    """Writes to `sys.stderr` as it is when a line is logged, not as it was when the
+    handler was made: a driver that swaps stderr (a test capturing a command run
+    in-process, a service redirecting it) never leaves logging writing to a closed file."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property  # type: ignore[override]
+    def stream(self) -> TextIO:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: object) -> None:
+        pass
+
+
 def setup_logging(log_format: str = "json", verbose: int = 0) -> None:
     """Route all logs to stderr as JSON lines (or text); INFO by default, -v for DEBUG."""
-    handler = logging.StreamHandler(sys.stderr)
+    handler = StderrHandler()
     if log_format == "json":
         handler.setFormatter(JsonFormatter())
     else:
