@@ -285,3 +285,25 @@ def test_a_denoiser_that_cannot_load_leaves_auto_raw_with_one_log_line(speech, m
     lines = [r.getMessage() for r in caplog.records if r.name.endswith("denoise_decision")]
     assert len(lines) == 1 and "sori[denoise]" in lines[0]
     assert pool.loaded == 0
+
+
+def test_a_warmed_denoiser_hears_as_a_fresh_one(speech):
+    """Start-up warms the "auto" denoiser on a thread (sori.assemble.hearing); whether it
+    had finished when the first noisy utterance came must not change what the recognizer
+    hears, or a replay would not repeat (`sori test` gave one worker other words than
+    two). The real DeepFilterNet, warmed and not."""
+    white = make_noise("white", len(speech[0]), np.random.default_rng(3))
+    noisy = mix_at_snr(speech[0], white, 10)
+    warmed = DenoiserPool()
+    assert warmed.warm("deepfilter") and warmed.loaded == 1
+    heard = []
+    for pool in (warmed, DenoiserPool()):
+        recognizer = StubRecognizer()
+        hearing = build_hearing(Config(), recognizer, None, ReplayClock())
+        hearing.denoise = DenoiseDecision("deepfilter", -65.0, pool=pool)
+        for frame in FrameChunker(20).push(to_pcm16(noisy)):
+            hearing.push(frame)
+        hearing.end()
+        assert hearing.denoise.decisions[0].denoised and pool.loaded == 1
+        heard.append(bytes(recognizer.heard.utterances[0]))
+    assert len(heard[0]) > 16000 and heard[0] == heard[1]
