@@ -22,7 +22,7 @@ from typing import Protocol
 import numpy as np
 
 from sori.core.errors import ConfigError, DependencyError, ModelError
-from sori.hearing.audio.format import RATE_HZ, AudioFrame
+from sori.hearing.audio.format import RATE_HZ, AudioFrame, float_to_s16
 
 log = logging.getLogger(__name__)
 
@@ -166,7 +166,7 @@ class DeepFilterDenoiser:
             self.short_samples += wanted - len(self._ready)
             self._ready = np.concatenate([self._ready, np.zeros(wanted - len(self._ready))])
         result, self._ready = self._ready[:wanted], self._ready[wanted:]
-        return np.clip(np.rint(result * 32768), -32768, 32767).astype("<i2").tobytes()
+        return float_to_s16(result)
 
     def __del__(self) -> None:
         state, self._state = getattr(self, "_state", None), None
