@@ -303,3 +303,26 @@ def test_a_phrase_in_sori_s_own_voice_is_no_wake_phrase(clips, config, detector,
         "현재"
     ]
     assert wakes_in(heard, config, detector, said=said) == []
+
+
+def test_a_check_during_the_warm_up_stops_it_and_scores_as_a_cold_detector(clips, config):
+    """The warm-up shares the check's decoders: a check that comes while it is within a
+    decode stops it and starts from clean decoders, so the score is what it would be."""
+    import threading
+    import time
+
+    from sori.assemble.wake import build_wake_detector
+    from sori.hearing.audio.format import read_file
+
+    window = read_file(clips["zeroth_104_003_0253.wav"])[: 32000 * 3 // 2]  # "현재 …"
+    cold = build_wake_detector(config).score("현재", window)
+    warming = build_wake_detector(config)
+    warming.warm_up_later(60.0)  # far longer than the test waits
+    deadline = time.monotonic() + 30
+    while not warming._half_warmed and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert warming._half_warmed  # within a decode
+    assert warming.score("현재", window) == cold
+    assert not warming._warming  # stopped
+    time.sleep(0.3)  # its next piece sees the check and returns
+    assert not [t for t in threading.enumerate() if t.name == "sori-wake-warm"]

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 
 import numpy as np
 import pytest
 
 from daemon_kit import build, serve_api, write_config
+from sori.core.events import WakeDetected, WakeDismissed, WakeHeard
 from sori.serving.conversation.listening import Conversation
 
 
@@ -129,7 +131,7 @@ def test_with_wake_only_the_phrase_stops_a_reply_and_opens_the_window(tmp_path, 
 
 
 def test_the_phrase_said_over_sori_s_reply_stops_it_and_opens_the_window(
-    tmp_path, mosquitto, shared_dir
+    tmp_path, mosquitto, shared_dir, caplog
 ):
     """Live, with a speaker: the microphone (a file paced like one) hears "현재" said over
     the reply Sori is playing, about 2 s into it (a 15 s reply, 20 dB below the user), as
@@ -137,8 +139,8 @@ def test_the_phrase_said_over_sori_s_reply_stops_it_and_opens_the_window(
     starts late on a busy machine is heard late too, and the phrase lands a little
     earlier in it: said 1.5 to 2.2 s into this reply, at any offset of the frames, the
     phrase wakes (further in, what Sori says checks near the phrase: README).
-    The phrase stops the reply and opens the listening window; the reply played until
-    then."""
+    The phrase ducks the reply as soon as it is heard, while it is told from Sori's own
+    voice, then stops it and opens the listening window; the reply played until then."""
     from echo_kit import (
         LEAD_S,
         REPLY,
@@ -158,6 +160,10 @@ def test_the_phrase_said_over_sori_s_reply_stops_it_and_opens_the_window(
     config_path = write_config(tmp_path, mosquitto, no_warm_up, '\n[wake]\nphrases = ["현재"]\n')
     daemon = build(config_path, tmp_path / "reply.wav", input_name="mic")
     daemon.player.sink = BufferedSpeaker()
+    caplog.set_level(logging.INFO, logger="sori.serving.daemon")
+    seen = []
+    emit = daemon.emit
+    daemon.emit = lambda event: (seen.append(event), emit(event))
     clip = shared_dir / "audio" / "ko-read" / "zeroth_104_003_0253.wav"
     speech = opening(clip)
     gain = echo_gain(sori_says(Config(), REPLY), speech, below_db=20)
@@ -184,8 +190,11 @@ def test_the_phrase_said_over_sori_s_reply_stops_it_and_opens_the_window(
     said_at_ns = origin[0] + int(said_at_s * 1e9)
     assert spoken.first_audio_ns < said_at_ns - 1e9  # the reply was playing
     assert spoken.interrupted and daemon.metrics.barge_ins == 1
-    # it played up to the phrase, and was cut after it, long before its end (15 s): 1.9-2.1 s
-    # after it on an idle machine, 2.5-2.9 s with both cores busy (docs/hearing.md, Limits)
+    wake = [e for e in seen if isinstance(e, WakeHeard | WakeDetected | WakeDismissed)]
+    assert [type(e) for e in wake] == [WakeHeard, WakeDetected]
+    assert "'현재' over the reply: ducked while it is checked" in caplog.text
+    # it played up to the phrase, and was cut after it, long before its end (15 s; how
+    # soon, idle and with both cores busy: docs/hearing.md, Limits)
     assert said_at_ns < spoken.first_audio_ns + spoken.audio_ns < said_at_ns + 4.5e9
     assert window["wakes"] == 1 and window["listening_s"] > 0
 

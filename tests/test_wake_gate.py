@@ -1,16 +1,18 @@
 """The wake gate's own-voice decision while Sori speaks, with a detector that hears a
 phrase in every stream's second second: what echo cancellation took out of the phrase's
-frames says whether the phrase was Sori's."""
+frames says whether the phrase was Sori's, and what Sori was saying then is checked with
+the next frame, after `WakeHeard` has let the daemon duck the reply."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from sori.core.clock import FakeClock
+from sori.core.events import WakeDetected, WakeDismissed, WakeHeard
 from sori.hearing.audio.format import AudioFrame
 from sori.hearing.audio.played import PlayedAudio
 from sori.hearing.wake.base import Detection
-from sori.hearing.wake_gate import ECHO_SHARE_DB, WakeGate
+from sori.hearing.wake_gate import ECHO_SHARE_DB, WakeGate, Woken
 
 S = 1_000_000_000
 FRAME_NS = 20_000_000
@@ -40,11 +42,17 @@ class SecondSecond:
 class Detector:
     name, phrases, rearm_s = "stub", ["소리야"], 1.0
 
+    def __init__(self, sori_said_it: bool = False):
+        self.sori_said_it = sori_said_it
+        self.checked: list[int] = []
+        """Bytes of Sori's audio each own-voice check heard."""
+
     def open_stream(self, within=False):
         return SecondSecond()
 
     def heard_in(self, phrase, pcm, heard_score):
-        return False  # Sori's record never sounds like the phrase here
+        self.checked.append(len(pcm))
+        return self.sori_said_it  # whether Sori's record sounds like the phrase
 
 
 class Speaking:
@@ -60,15 +68,23 @@ class Speaking:
         return False
 
 
-def wakes(echo_db: float) -> list:
-    """Wake events of a 2 s utterance whose frames lost `echo_db` more echo energy to the
-    canceller than was left in them."""
-    gate = WakeGate(Speaking(), Detector(), FakeClock())
+def heard(echo_db: float, detector: Detector | None = None, seconds: float = 2.0) -> list:
+    """(frame index, what the gate made of it) through an utterance of `seconds` whose
+    frames lost `echo_db` more echo energy to the canceller than was left in them; its
+    end as index -1."""
+    gate = WakeGate(Speaking(), detector or Detector(), FakeClock())
     left = np.full(320, 100, "<i2")
     removed = float(left.astype(np.float64) @ left) * 10 ** (echo_db / 10)
-    frames = [AudioFrame(left.tobytes(), i * FRAME_NS, removed) for i in range(100)]
+    count = int(seconds * S // FRAME_NS)
+    frames = [AudioFrame(left.tobytes(), i * FRAME_NS, removed) for i in range(count)]
     gate.begin(0, frames[0])
-    return [w.event for f in frames if (w := gate.feed(f)) is not None]
+    made = [(i, w) for i, f in enumerate(frames) for w in gate.feed(f)]
+    return made + [(-1, e) for e in gate.finish()]
+
+
+def wakes(echo_db: float) -> list:
+    """Wake events of a 2 s utterance (see `heard`)."""
+    return [w.event for _, w in heard(echo_db) if isinstance(w, Woken)]
 
 
 def test_a_phrase_heard_in_what_echo_cancellation_left_of_sori_is_ignored():
@@ -78,3 +94,29 @@ def test_a_phrase_heard_in_what_echo_cancellation_left_of_sori_is_ignored():
 def test_a_phrase_said_over_sori_as_loud_as_its_echo_wakes():
     (event,) = wakes(0.0)
     assert event.phrase == "소리야" and event.start_ns == 1 * S
+
+
+def test_a_phrase_over_sori_is_heard_first_and_woken_with_the_next_frame():
+    """The check of Sori's own audio comes a frame after `WakeHeard`: the daemon has
+    ducked the reply by then. The command after the phrase loses nothing."""
+    detector = Detector()
+    (first, was_heard), (second, woken) = heard(0.0, detector)
+    assert isinstance(was_heard, WakeHeard) and was_heard.phrase == "소리야"
+    assert second == first + 1 and isinstance(woken, Woken)
+    assert detector.checked  # Sori's audio was checked, after WakeHeard
+    assert woken.after[0].start_ns <= int(1.4 * S) <= woken.after[0].end_ns
+    assert woken.after[-1].start_ns == second * FRAME_NS
+
+
+def test_a_phrase_in_sori_s_own_voice_is_dismissed_with_the_next_frame():
+    (first, was_heard), (second, dismissed) = heard(0.0, Detector(sori_said_it=True))
+    assert isinstance(was_heard, WakeHeard)
+    assert second == first + 1 and isinstance(dismissed, WakeDismissed)
+    assert dismissed.phrase == "소리야" and dismissed.utterance_id == was_heard.utterance_id
+
+
+def test_a_phrase_heard_as_the_utterance_ends_is_settled_at_once():
+    """Heard in the last frame: no next frame comes, so the end settles it."""
+    made = heard(0.0, Detector(), seconds=1.5)
+    assert [type(w) for _, w in made] == [WakeHeard, WakeDetected]
+    assert made[-1][0] == -1

@@ -339,6 +339,8 @@ def open_hearing(
         from sori.assemble.wake import build_wake_detector
 
         wake = build_wake_detector(config, recognizer=recognizer)
+        if input_name == "mic" and config.stt.warm_up_s > 0:
+            wake.warm_up_later()  # the first phrase, not a file's, is answered at once
     if input_name == "mic":  # opened last: audio buffered while models load would be stale
         source = MicSource(
             config.audio.device, config.audio.frame_ms, channels=config.audio.channels

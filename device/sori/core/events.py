@@ -359,6 +359,32 @@ class WakeDetected:
     """The detector's decision score (phrase backend: likelihood ratio per second)."""
 
 
+@dataclass(frozen=True, slots=True)
+class WakeHeard:
+    """A wake phrase was heard while Sori speaks, and is being told from Sori's own voice:
+    `WakeDetected` or `WakeDismissed` follows, with the next frame. The daemon ducks the
+    reply meanwhile, so the user is answered at once."""
+
+    t_ns: int
+    """When the event was emitted, in clock nanoseconds."""
+    utterance_id: int
+    """The utterance it was heard in."""
+    phrase: str
+    """The configured phrase heard (`[wake] phrases`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class WakeDismissed:
+    """The phrase of the last `WakeHeard` was Sori's own voice: nothing woke."""
+
+    t_ns: int
+    """When the event was emitted, in clock nanoseconds."""
+    utterance_id: int
+    """The utterance it was heard in."""
+    phrase: str
+    """The configured phrase that Sori itself said."""
+
+
 Event = (
     SpeechStarted
     | SpeechStopped
@@ -379,4 +405,6 @@ Event = (
     | AnswerStopped
     | TurnRouted
     | WakeDetected
+    | WakeHeard
+    | WakeDismissed
 )

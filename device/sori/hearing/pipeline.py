@@ -69,7 +69,7 @@ from sori.hearing.stt.base import Hypothesis, SpeechRecognizer
 from sori.hearing.stt.tokens import spoken_text
 from sori.hearing.vad import Endpointer, EndpointSettings, VoiceScorer, is_quiet
 from sori.hearing.wake.base import WakeDetector
-from sori.hearing.wake_gate import Gate, WakeGate
+from sori.hearing.wake_gate import Gate, WakeGate, Woken
 
 MS = 1_000_000
 QUIET_HOLD_MS = 60
@@ -362,9 +362,7 @@ class Hearing:
         commits nothing when another talker `taken_over` it)."""
         events.append(boundary)
         if self.wake.listening:
-            found = self.wake.finish()
-            if found is not None:
-                events.append(found)  # nothing follows it
+            events.extend(self.wake.finish())  # nothing follows a phrase found now
         if self._turn is not None:
             self._close(boundary.audio_end_ns, boundary.t_ns, events, taken_over)
         if self.denoise is not None:
@@ -469,8 +467,14 @@ class Hearing:
 
     def _hear_wake(self, frame: AudioFrame, events: list[Event]) -> None:
         """A wake phrase opens the utterance: `WakeDetected`, then a fresh recognizer turn
-        on the audio after the phrase (replacing any turn a window opened)."""
-        woken = self.wake.feed(frame)
+        on the audio after the phrase (replacing any turn a window opened). One heard over
+        Sori's voice is `WakeHeard` first (sori.hearing.wake_gate)."""
+        woken = None
+        for heard in self.wake.feed(frame):
+            if isinstance(heard, Woken):
+                woken = heard
+            else:
+                events.append(heard)
         if woken is None:
             return
         events.append(woken.event)

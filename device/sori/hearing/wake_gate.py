@@ -17,7 +17,9 @@ utterance (their windows overlap), and a phrase anywhere in it stops the reply (
 the daemon's part). A phrase heard then is Sori's own voice, and ignored, when echo
 cancellation took much more of Sori's echo out of its frames than it left in them
 (`ECHO_SHARE_DB`), or when it is in what Sori itself was saying (`WakeDetector.heard_in`
-on the player's record). The same goes for the rest of a woken utterance once Sori
+on the player's record). That second check decodes again, so it waits for the next frame:
+the phrase comes first as `WakeHeard`, on which the daemon ducks the reply, then as
+`WakeDetected` or `WakeDismissed`. The same goes for the rest of a woken utterance once Sori
 answers its command (`listen_again`): the answer often begins before the pause that would
 end the utterance.
 """
@@ -28,13 +30,13 @@ import logging
 import time
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 import numpy as np
 
 from sori.core.clock import Clock
-from sori.core.events import WakeDetected
+from sori.core.events import WakeDetected, WakeDismissed, WakeHeard
 from sori.hearing.audio.format import AudioFrame
 from sori.hearing.audio.played import PlayedAudio
 from sori.hearing.wake.base import Detection, WakeDetector, WakeStream
@@ -110,6 +112,9 @@ class _Utterance:
     woken: bool = False
     """A wake phrase has opened it: no stream listens for another (until Sori answers
     the command, `WakeGate.listen_again`)."""
+    pending: tuple[_Spot, WakeDetected] | None = None
+    """A phrase heard over Sori's voice, told from Sori's own with the next frame; one at
+    a time (a stream's detection meanwhile is not listened to)."""
 
 
 class WakeGate:
@@ -169,38 +174,59 @@ class WakeGate:
         spot = self._spot(first, within=False)
         self._utt = _Utterance(utterance_id, [spot], first.start_ns)
 
-    def feed(self, frame: AudioFrame) -> Woken | None:
-        """One more frame of the open utterance; the wake phrase if it ends here."""
+    def feed(self, frame: AudioFrame) -> list[Woken | WakeHeard | WakeDismissed]:
+        """One more frame of the open utterance: the wake phrase if it ends here (`Woken`);
+        one heard over Sori's voice first comes as `WakeHeard`, and is told from Sori's own
+        voice with the next frame (`Woken` or `WakeDismissed`)."""
         utt = self._utt
         assert utt is not None
         utt.frames.append(frame)
+        heard: list[Woken | WakeHeard | WakeDismissed] = []
+        if utt.pending is not None:
+            t0 = time.perf_counter_ns()
+            settled = self._settle(utt)
+            self.busy_ns += time.perf_counter_ns() - t0
+            if isinstance(settled, Woken):
+                return [settled]
+            heard.append(settled)
         if self._rearms(utt, frame):
             utt.spots.append(self._spot(frame, within=True))
             utt.last_spot_ns = frame.start_ns
         t0 = time.perf_counter_ns()
-        woken = None
         for spot in utt.spots:
-            event = self._heard(utt, spot, spot.stream.feed(frame.pcm))
-            if event is not None:
-                woken = self._woken(utt, spot, event)
+            found = spot.stream.feed(frame.pcm)
+            event = self._heard(utt, spot, found) if utt.pending is None else None
+            if isinstance(event, WakeDetected):
+                heard.append(self._woken(utt, spot, event))
                 break
+            if event is not None:
+                heard.append(event)
         else:
             utt.spots = [spot for spot in utt.spots if not spot.stream.done]
         self.busy_ns += time.perf_counter_ns() - t0
-        return woken
+        return heard
 
-    def finish(self) -> WakeDetected | None:
-        """The utterance ended: a wake phrase found at its very end (nothing follows it)."""
+    def finish(self) -> list[WakeDetected | WakeHeard | WakeDismissed]:
+        """The utterance ended: a wake phrase found at its very end (nothing follows it),
+        and one heard over Sori's voice told from Sori's own at once."""
         utt = self._utt
         assert utt is not None
         self._utt = None
         t0 = time.perf_counter_ns()
-        event = None
+        events: list[WakeDetected | WakeHeard | WakeDismissed] = []
+        if utt.pending is not None:
+            events.append(_event(self._settle(utt)))
         for spot in utt.spots:
-            found = spot.stream.finish()
-            event = event or self._heard(utt, spot, found)
+            found = spot.stream.finish()  # every stream finishes: its spotter is free again
+            if any(isinstance(e, WakeDetected) for e in events):
+                continue
+            event = self._heard(utt, spot, found)
+            if event is not None:
+                events.append(event)
+            if isinstance(event, WakeHeard):
+                events.append(_event(self._settle(utt)))
         self.busy_ns += time.perf_counter_ns() - t0
-        return event
+        return events
 
     def drop(self) -> None:
         """Muted: forget the open utterance."""
@@ -225,31 +251,41 @@ class WakeGate:
         rearm_s = self.detector.rearm_s  # type: ignore[union-attr]
         return rearm_s is not None and frame.start_ns - utt.last_spot_ns >= int(rearm_s * 1e9)
 
-    def _heard(self, utt: _Utterance, spot: _Spot, found: list[Detection]) -> WakeDetected | None:
-        """The first of `spot`'s detections, unless it is Sori's own voice."""
+    def _heard(
+        self, utt: _Utterance, spot: _Spot, found: list[Detection]
+    ) -> WakeDetected | WakeHeard | None:
+        """The first of `spot`'s detections. Heard while Sori speaks, it may be Sori's own
+        voice: ignored when it is mostly echo that echo cancellation took out
+        (`ECHO_SHARE_DB`), else `WakeHeard`, and whether Sori itself said it is decided
+        with the next frame (`_settle`), after the daemon has ducked the reply."""
         if not found:
             return None
         event = self._detected(utt, spot, found[0])
-        return None if self._own_voice(utt, event) else event
-
-    def _own_voice(self, utt: _Utterance, event: WakeDetected) -> bool:
-        """Whether the phrase heard is Sori's own voice: mostly echo that echo cancellation
-        took out (`ECHO_SHARE_DB`), or in what Sori itself was saying then (the speaker's
-        latency allowed for before it), at the level the microphone heard."""
-        echo, detector = self.gate.echo, self.detector  # type: ignore[union-attr]
-        if echo is None or detector is None or not echo.speaking(event.start_ns):
-            return False
+        echo = self.gate.echo if self.gate is not None else None
+        if echo is None or not echo.speaking(event.start_ns):
+            return event
         if self._mostly_echo(utt, event):
             log.info("wake phrase %r heard in what echo cancellation left of Sori's voice; "
                      "ignored", event.phrase)  # fmt: skip
-            return True
+            return None
+        utt.pending = (spot, event)
+        return WakeHeard(self.clock.now_ns(), utt.utterance_id, event.phrase)
+
+    def _settle(self, utt: _Utterance) -> Woken | WakeDismissed:
+        """The pending phrase: Sori's own voice when what Sori was saying then (the
+        speaker's latency allowed for before it), at the level the microphone heard,
+        checks as the phrase too; else it wakes the utterance."""
+        assert utt.pending is not None
+        spot, event = utt.pending
+        utt.pending = None
+        echo, detector = self.gate.echo, self.detector  # type: ignore[union-attr]
         start_ns = event.start_ns - int(ECHO_LATENCY_S * 1e9)
         heard = b"".join(f.pcm for f in self._frames(utt, start_ns, event.end_ns))
-        said = echo.said_as_heard(start_ns, event.end_ns, heard)
-        if said is None or not detector.heard_in(event.phrase, said, event.score):
-            return False
-        log.info("wake phrase %r heard in Sori's own voice; ignored", event.phrase)
-        return True
+        said = echo.said_as_heard(start_ns, event.end_ns, heard) if echo is not None else None
+        if said is not None and detector.heard_in(event.phrase, said, event.score):  # type: ignore[union-attr]
+            log.info("wake phrase %r heard in Sori's own voice; ignored", event.phrase)
+            return WakeDismissed(self.clock.now_ns(), utt.utterance_id, event.phrase)
+        return self._woken(utt, spot, replace(event, t_ns=self.clock.now_ns()))
 
     def _mostly_echo(self, utt: _Utterance, event: WakeDetected) -> bool:
         """Whether echo cancellation took `ECHO_SHARE_DB` more echo out of the phrase's
@@ -285,3 +321,7 @@ class WakeGate:
             self.clock.now_ns(), utt.utterance_id, found.phrase,
             base + int(found.start_s * 1e9), base + int(found.end_s * 1e9), found.score,
         )  # fmt: skip
+
+
+def _event(settled: Woken | WakeDismissed) -> WakeDetected | WakeDismissed:
+    return settled.event if isinstance(settled, Woken) else settled

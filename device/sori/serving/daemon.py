@@ -29,6 +29,8 @@ from sori.core.events import (
     SpeechStarted,
     UtteranceHeard,
     WakeDetected,
+    WakeDismissed,
+    WakeHeard,
 )
 from sori.core.metrics import Metrics
 from sori.serving.conversation.context import FollowUps
@@ -198,6 +200,11 @@ class Daemon:
         self.emit(event)
         if isinstance(event, WakeDetected):
             self._woke(event)
+        elif isinstance(event, WakeHeard):
+            if self.player.duck():
+                log.info("wake phrase %r over the reply: ducked while it is checked", event.phrase)
+        elif isinstance(event, WakeDismissed):
+            self.player.unduck()
         elif isinstance(event, SpeechStarted):
             if self.conversation.gated:
                 return  # with a wake phrase, only the phrase stops a reply (see _woke)

@@ -14,12 +14,18 @@ from dataclasses import dataclass
 
 from sori.core.clock import Clock
 from sori.core.events import Event, PlaybackStarted, PlaybackStopped
+from sori.hearing.audio.format import float_to_s16, s16_to_float
 from sori.hearing.audio.played import PlayedAudio
 from sori.hearing.audio.sinks import Sink
 from sori.speaking.cache import ReplyCache
 from sori.speaking.earcon import earcon
 
 log = logging.getLogger(__name__)
+
+DUCK_DB = 20.0
+"""How much quieter a reply plays while a wake phrase heard over it is checked (`duck`):
+the user hears Sori yield at once, and the microphone hears less of Sori over their
+command, without stopping a reply for what may be Sori's own voice."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,15 +69,30 @@ class Player:
         self._lock = asyncio.Lock()
         self._epoch = 0
         self._playing = False
+        self._gain = 1.0
+        """What the reply playing is scaled by: below 1 while ducked (`duck`)."""
 
     @property
     def playing(self) -> bool:
         return self._playing
 
+    def duck(self) -> bool:
+        """Play the rest of the reply `DUCK_DB` quieter, from the next piece, until
+        `unduck` or its end: a wake phrase heard over it is being checked. True when one
+        was playing."""
+        if self._playing:
+            self._gain = 10 ** (-DUCK_DB / 20)
+        return self._playing
+
+    def unduck(self) -> None:
+        """Back to full level: what was heard over the reply was not for Sori."""
+        self._gain = 1.0
+
     def interrupt(self) -> bool:
         """Stop the reply playing now and drop those waiting; True when one was playing."""
         was_playing = self._playing
         self._epoch += 1
+        self._gain = 1.0
         if was_playing:
             self.sink.stop()
         return was_playing
@@ -99,6 +120,7 @@ class Player:
                 return await playing(epoch)
             finally:
                 self._playing = False
+                self._gain = 1.0  # a duck lasts one reply
 
     async def _play_pcm(
         self, pcm: bytes, rate_hz: int, utterance_id: int, text: str, epoch: int
@@ -182,6 +204,8 @@ class Player:
             now = self.clock.now_ns()
             if first is None:
                 first = now
+            if self._gain != 1.0:
+                piece = float_to_s16(s16_to_float(piece) * self._gain)
             if self.sink.realtime:
                 if self.played is not None:
                     self.played.add(now, piece, rate_hz)

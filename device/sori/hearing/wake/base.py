@@ -71,6 +71,12 @@ class WakeDetector(Protocol):
         speaks: no pause, no pre-roll before what it hears)."""
         ...
 
+    def warm_up_later(self) -> None:
+        """Start warming, on a thread, what the detector builds as it decodes, so that its
+        first detection is as quick as later ones (the live microphone's: the first wake
+        phrase, the first said over a reply); a detection stops it."""
+        ...
+
     def heard_in(self, phrase: str, pcm: bytes, heard_score: float) -> bool:
         """Whether `phrase` is heard in `pcm` alone, about as surely as in the microphone's
         audio (where its detection scored `heard_score`): `pcm` is what Sori's speaker was

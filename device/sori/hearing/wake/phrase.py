@@ -36,9 +36,14 @@ from __future__ import annotations
 import json
 import logging
 import re
+import threading
+import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from sori.core.errors import ConfigError
 from sori.core.hangul import sound_cost, syllable
@@ -91,6 +96,12 @@ than in the record: with a test's 60 ms chunk, one scored +9.98 heard and +0.23 
 audio, which the threshold alone took for Sori's own voice. bench_wake --echo: of the
 phrases said over Sori that were also found in Sori's audio, 6 of 9 lay 8.5 to 19.7
 below what was heard (README)."""
+WARM_UP_S = 3.0
+"""Speech-like sound the check's decoders hear on a thread at start-up (`warm_up_later`):
+vosk builds its decoding graph as a decoder goes, so a decoder's first checks cost most.
+Measured on six read clips' 0.9 s windows (a check's free-form pass, x86): 140-1,280 ms
+each after only the half second of silence `__init__` decodes, 130-250 ms after 3 s (2.6 s
+of one core), about as after 6 s; 50-85 ms for a window heard before."""
 PARTIAL_EVERY_S = 0.1
 """How often the spotter's partial hypothesis is read, in seconds of audio. When it shows
 a phrase, the spotter's segment is closed at once, for the word times of a final result
@@ -202,6 +213,14 @@ class PhraseWakeDetector:
         self._free = self._scorer(None)
         self._constrained = {text: self._scorer([text]) for text in set(self._spoken)}
         self._decode(self._free, bytes(BYTES_PER_S // 2))  # a free decoder's first run is slow
+        self._checking = threading.Lock()
+        """Held while the check's decoders decode: a check, or a piece of the warm-up."""
+        self._warming = False
+        """A warm-up runs; a check clears it, which stops the warm-up."""
+        self._half_warmed = False
+        """The warm-up stopped within a decode: the check resets the decoders first."""
+        self._beside = ThreadPoolExecutor(1, thread_name_prefix="sori-wake-check")
+        """Decodes a check's constrained pass beside its free-form one."""
 
     def _scorer(self, grammar: list[str] | None) -> Any:
         import vosk
@@ -222,9 +241,51 @@ class PhraseWakeDetector:
     def score(self, spoken: str, window: bytes) -> float:
         """Likelihood ratio per second of `window` for the phrase `spoken` (its words)."""
         seconds = max(len(window) / BYTES_PER_S, 1e-3)
-        constrained = self._decode(self._constrained[spoken], window)
-        free = self._decode(self._free, window)
+        self._warming = False
+        with self._checking:
+            if self._half_warmed:
+                for rec in self._checkers():
+                    rec.FinalResult()  # Reset alone keeps the features' adaptation
+                    rec.Reset()
+                self._half_warmed = False
+            beside = self._beside.submit(self._decode, self._constrained[spoken], window)
+            free = self._decode(self._free, window)
+            constrained = beside.result()
         return (constrained - free) / seconds
+
+    def warm_up_later(self, seconds: float = WARM_UP_S) -> None:
+        """Decode `seconds` of speech-like sound with the check's decoders on a thread, a
+        fifth of a second at a time (see `WARM_UP_S`); the first check stops it."""
+        self._warming = True
+        threading.Thread(
+            target=self._warm_up, args=(seconds,), name="sori-wake-warm", daemon=True
+        ).start()
+
+    def _warm_up(self, seconds: float) -> None:
+        from sori.hearing.audio.augment import to_pcm16
+        from sori.hearing.audio.synthetic import speech_like
+
+        started = time.perf_counter()
+        pcm = to_pcm16(speech_like(seconds, np.random.default_rng(0)))
+        step = BYTES_PER_S // 5
+        for rec in self._checkers():
+            for i in range(0, len(pcm) + step, step):
+                with self._checking:
+                    if not self._warming:
+                        log.info("wake: warm-up stopped by a check")
+                        return
+                    self._half_warmed = i < len(pcm)
+                    if self._half_warmed:
+                        rec.AcceptWaveform(pcm[i : i + step])
+                    else:
+                        rec.FinalResult()
+                        rec.Reset()
+        self._warming = False
+        log.info("wake: the check warmed up on %.1f s of speech-like sound in %.2f s",
+                 seconds, time.perf_counter() - started)  # fmt: skip
+
+    def _checkers(self) -> list[Any]:
+        return [self._free, *self._constrained.values()]
 
     def heard_in(self, phrase: str, pcm: bytes, heard_score: float) -> bool:
         """Whether `pcm` alone checks as `phrase` within `ECHO_MARGIN` of the threshold

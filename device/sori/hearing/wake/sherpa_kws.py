@@ -152,6 +152,9 @@ class SherpaKwsWakeDetector:
     def open_stream(self, within: bool = False) -> SherpaKwsWakeStream:
         return SherpaKwsWakeStream(self)
 
+    def warm_up_later(self) -> None:
+        """Nothing to warm: the spotter's network is whole once loaded."""
+
     def heard_in(self, phrase: str, pcm: bytes, heard_score: float) -> bool:
         stream = self.open_stream()
         found = stream.feed(pcm) + stream.finish()
