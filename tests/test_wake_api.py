@@ -204,7 +204,11 @@ def test_with_echo_cancellation_sori_s_own_voice_no_longer_cuts_its_reply(
     tmp_path, mosquitto, echo_cancel
 ):
     """Live, every utterance a command (no wake phrase): the microphone (a quiet room,
-    paced like one) hears the speaker 30 ms late at half its level. A first reply, with
+    paced like one) hears the speaker 80 ms late at half its level: a sound card's
+    output latency, and room for the player, which stamps each piece a moment before it
+    records it. The room reads that record, so a piece recorded more than the latency
+    after its stamp (a busy machine; at 30 ms a reply was cut once in a full run) is
+    missing from the room while the canceller's reference holds it. A first reply, with
     barge-in off, lets the echo canceller learn the room (a cold filter cancels little
     in its first tenths of a second: README); then, barge-in on, a second reply plays to
     its end with echo cancellation, while without it the voice detector takes Sori's
@@ -222,7 +226,7 @@ def test_with_echo_cancellation_sori_s_own_voice_no_longer_cuts_its_reply(
     mic = tmp_path / "room.wav"
     write_wav(mic, to_pcm16(np.random.default_rng(0).normal(0, 30, 16000 * 8)))
     played = daemon.conversation.echo
-    late_ns = 30_000_000
+    late_ns = 80_000_000
 
     def room(frames, origin_ns):
         for frame in pace(frames, daemon.clock, origin_ns):
