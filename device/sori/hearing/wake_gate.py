@@ -279,10 +279,11 @@ class WakeGate:
         spot, event = utt.pending
         utt.pending = None
         echo, detector = self.gate.echo, self.detector  # type: ignore[union-attr]
+        assert detector is not None  # a phrase was detected
         start_ns = event.start_ns - int(ECHO_LATENCY_S * 1e9)
         heard = b"".join(f.pcm for f in self._frames(utt, start_ns, event.end_ns))
         said = echo.said_as_heard(start_ns, event.end_ns, heard) if echo is not None else None
-        if said is not None and detector.heard_in(event.phrase, said, event.score):  # type: ignore[union-attr]
+        if said is not None and detector.heard_in(event.phrase, said, event.score):
             log.info("wake phrase %r heard in Sori's own voice; ignored", event.phrase)
             return WakeDismissed(self.clock.now_ns(), utt.utterance_id, event.phrase)
         return self._woken(utt, spot, replace(event, t_ns=self.clock.now_ns()))
