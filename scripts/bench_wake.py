@@ -29,10 +29,12 @@
   Sori speaking, with the check in what Sori said (`heard_in`) and without it (Sori
   "played" silence: no check, nothing to cancel). Then each clip's opening word said over
   a long reply at four points and three levels of the reply below the speaker: the share of
-  phrases found (a barge-in), wrong detections, and the CPU real-time factor while Sori
-  speaks. `--echo-room RT60` hears the speaker through a room instead of dry;
-  `--echo-cancel off|auto` sets `audio.echo_cancel`: one filter hears the whole run, as
-  the daemon's hears its microphone (it learns the room on the first of Sori's sentences).
+  phrases found (a barge-in), wrong detections, how long after the phrase's end the reply
+  ducks (`WakeHeard`) and stops (`WakeDetected`) on the replay clock, and the CPU
+  real-time factor while Sori speaks. `--echo-room RT60` hears the speaker through a room
+  instead of dry; `--echo-cancel off|auto` sets `audio.echo_cancel`: one filter hears the
+  whole run, as the daemon's hears its microphone (it learns the room on the first of
+  Sori's sentences).
 - `--offsets`, instead of the above: each clip as recorded, after 0 to 32 ms of silence
   (`OFFSETS_MS`), so that its speech falls elsewhere on the 20 ms frames of the voice
   detector and the 30 ms frames of the spotter (a microphone array's beam delays the
@@ -58,7 +60,7 @@ from sori.assemble.hearing import build_hearing
 from sori.assemble.wake import build_wake_detector
 from sori.core.config import Config
 from sori.core.config.sections import VoskConfig
-from sori.core.events import WakeDetected
+from sori.core.events import WakeDetected, WakeHeard
 from sori.hearing.audio.augment import (
     at_dbfs,
     babble,
@@ -157,9 +159,9 @@ SAID_AT_S = (2.0, 3.0, 4.1, 5.5)
 
 
 def hear_live(config: Config, detector, audio: np.ndarray, played: np.ndarray, canceller=None):
-    """(wake events, CPU seconds) of `audio` heard live while the speaker played `played`
-    from `ECHO_LEAD_S`, through `canceller` (sori.hearing.audio.echo_cancel) when
-    `audio.echo_cancel` is "auto"."""
+    """(wake events, CPU seconds, the `WakeHeard` before them) of `audio` heard live while
+    the speaker played `played` from `ECHO_LEAD_S`, through `canceller`
+    (sori.hearing.audio.echo_cancel) when `audio.echo_cancel` is "auto"."""
     from sori.hearing.audio.played import PlayedAudio
     from sori.serving.conversation.listening import Conversation
 
@@ -172,8 +174,9 @@ def hear_live(config: Config, detector, audio: np.ndarray, played: np.ndarray, c
     frames = frames_of(audio, config.audio.frame_ms)
     if config.audio.echo_cancel == "auto":
         frames = cancel_echo(frames, conversation.echo, 0, canceller)
-    found = [e for e in replay(frames, hearing, clock) if isinstance(e, WakeDetected)]
-    return found, time.process_time() - cpu
+    events = list(replay(frames, hearing, clock))
+    found = [e for e in events if isinstance(e, WakeDetected)]
+    return found, time.process_time() - cpu, [e for e in events if isinstance(e, WakeHeard)]
 
 
 def echo_path(rt60_s: float, rng):
@@ -220,6 +223,8 @@ def echo_trials(base: Config, clips, openers: dict[str, str], rt60_s: float, rng
     found = {db: 0 for db in BELOW_DB}
     trials = wrong = 0
     audio_s = cpu_s = 0.0
+    ducked_ms: list[float] = []
+    stopped_ms: list[float] = []
     for name, _, speech in clips:
         if name not in openers:
             continue
@@ -227,12 +232,19 @@ def echo_trials(base: Config, clips, openers: dict[str, str], rt60_s: float, rng
             for db in BELOW_DB:
                 opening = speech[: int(2.5 * RATE_HZ)]
                 audio = np.concatenate([lead, said_over(heard(reply), opening, at_s, db)])
-                events, cpu = hear_live(config, detector, audio, reply, canceller)
+                events, cpu, ducks = hear_live(config, detector, audio, reply, canceller)
                 audio_s += len(audio) / RATE_HZ
                 cpu_s += cpu
                 trials += db == BELOW_DB[0]
-                found[db] += any(e.phrase == openers[name] for e in events)
-                wrong += sum(e.phrase != openers[name] for e in events)
+                detected = [e for e in events if e.phrase == openers[name]]
+                found[db] += bool(detected)
+                wrong += len(events) - len(detected)
+                if detected:  # from the phrase's end: the reply ducked, then stopped
+                    woke = detected[0]
+                    same = (woke.utterance_id, woke.phrase)
+                    ducked = [h for h in ducks if (h.utterance_id, h.phrase) == same]
+                    ducked_ms += [(h.t_ns - woke.end_ns) / 1e6 for h in ducked[-1:]]
+                    stopped_ms.append((woke.t_ns - woke.end_ns) / 1e6)
     return {
         "echo_cancel": base.audio.echo_cancel,
         "echo_rt60_s": rt60_s,
@@ -244,8 +256,15 @@ def echo_trials(base: Config, clips, openers: dict[str, str], rt60_s: float, rng
             str(db): round(n / trials, 3) for db, n in found.items()
         },
         "barge_in_wrong_phrase_detections": wrong,
+        "barge_in_ducked_ms_p50_p90": percentiles(ducked_ms),
+        "barge_in_stopped_ms_p50_p90": percentiles(stopped_ms),
         "rtf_while_sori_speaks_one_core": round(cpu_s / audio_s, 4),
     }
+
+
+def percentiles(ms: list[float]) -> list[float] | None:
+    """The median and 90th percentile of `ms`, or None when empty."""
+    return [round(float(np.percentile(ms, q)), 1) for q in (50, 90)] if ms else None
 
 
 def opening_words(clips, vosk: VoskConfig) -> dict[str, str]:
