@@ -396,12 +396,8 @@ def main() -> int:
         "miss_rate_clean": round(len(missed_clean) / len(openers), 3) if openers else None,
         "missed_clean": missed_clean,
         "wrong_phrase_detections": wrong,
-        "wake_to_listening_ms_p50": round(float(np.percentile(latencies, 50)), 1)
-        if latencies
-        else None,
-        "wake_to_listening_ms_p90": round(float(np.percentile(latencies, 90)), 1)
-        if latencies
-        else None,
+        "wake_to_listening_ms_p50": (percentiles(latencies) or [None, None])[0],
+        "wake_to_listening_ms_p90": (percentiles(latencies) or [None, None])[1],
     }
     if args.sweep:
         result["sweep"] = {
