@@ -380,6 +380,7 @@ def main() -> int:
                 missed.append(f"{openers[name]} ({kind})")
             else:
                 latencies.append((own[0].t_ns - own[0].end_ns) / 1e6)
+    latency_p50, latency_p90 = percentiles(latencies) or [None, None]
     result = {
         "wake_denoise": base.wake.denoise,
         "non_wake_minutes": round(audio_s / 60, 1),
@@ -396,8 +397,8 @@ def main() -> int:
         "miss_rate_clean": round(len(missed_clean) / len(openers), 3) if openers else None,
         "missed_clean": missed_clean,
         "wrong_phrase_detections": wrong,
-        "wake_to_listening_ms_p50": (percentiles(latencies) or [None, None])[0],
-        "wake_to_listening_ms_p90": (percentiles(latencies) or [None, None])[1],
+        "wake_to_listening_ms_p50": latency_p50,
+        "wake_to_listening_ms_p90": latency_p90,
     }
     if args.sweep:
         result["sweep"] = {
