@@ -108,15 +108,18 @@ def oracle_voice(talker: np.ndarray, start: int) -> bool:
     return bool(np.mean(frame**2) > 1e-2 * np.mean(talker[:, 0] ** 2))
 
 
-def beam_with_oracle(array: ArrayFrontEnd, room: Room) -> np.ndarray:
+def beam_with_oracle(
+    array: ArrayFrontEnd, room: Room, talker: np.ndarray | None = None
+) -> np.ndarray:
     """`room` through `array`, frame by frame, told after each frame what a voice
     detector would (voice; an utterance from 6 voiced frames in a row, as the pipeline's
-    120 ms start): the beamed mono signal."""
+    120 ms start) of `talker` (the room's talker unless given): the beamed mono signal."""
     mixed, out = room.mixed, []
+    talker = room.talker if talker is None else talker
     run, in_speech = 0, False
     for start in range(0, len(mixed) - FRAME + 1, FRAME):
         out.append(array.process(mixed[start : start + FRAME]))
-        voiced = oracle_voice(room.talker, start)
+        voiced = oracle_voice(talker, start)
         run = run + 1 if voiced else 0
         in_speech = in_speech or run >= 6
         array.heard(voiced, in_speech)

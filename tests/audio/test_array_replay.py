@@ -24,7 +24,7 @@ from sori.assemble.hearing import build_array, build_hearing, front_end, source_
 from sori.core.config import load_config
 from sori.core.events import SpeechStarted
 from sori.hearing.audio.augment import make_noise
-from sori.hearing.audio.format import RATE_HZ, write_wav
+from sori.hearing.audio.format import RATE_HZ, read_channels, write_wav
 from sori.hearing.audio.sources import FileSource
 from sori.hearing.pacing import ReplayClock, replay
 from test_run_command import espeak_wav
@@ -93,6 +93,26 @@ def test_the_array_hears_the_command_its_close_talk_says_and_no_other(recordings
     assert list(by_file) == ["room"], heard  # the read sentences: no action
     assert (by_file["room"]["transcript"], by_file["room"]["intent"]) == close[0]
     assert abs((by_file["room"]["doa_deg"] - TALKER_DEG + 180) % 360 - 180) <= 10
+
+
+def test_a_board_with_a_dead_first_microphone_still_hears_the_command(recordings, tmp_path):
+    """Microphone 0 reads zeros (a driver that maps fewer slots, a cracked joint): the
+    front end leaves it out, says so on stderr, and the command is heard as before."""
+    samples = read_channels(recordings["room"], 4)
+    samples[:, 0] = 0.0
+    dead = write_channels(tmp_path / "dead-first.wav", samples)
+    config = write_config(tmp_path, "mqtt://127.0.0.1:1", ARRAY_TOML)
+    done = subprocess.run(
+        [sys.executable, "-m", "sori", "replay", "--no-wake", "--json", "--config",
+         str(config), str(dead)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    heard = [json.loads(line) for line in done.stdout.splitlines()]
+    acted = [(r["transcript"].replace(" ", ""), r["intent"]) for r in heard if r["intent"]]
+    assert acted == [(COMMAND.replace(" ", ""), "HassTurnOff")], heard
+    assert "microphone 0 of the array carries no sound (digital silence)" in done.stderr
+    assert "check the board's driver and wiring" in done.stderr
 
 
 def test_speech_started_says_where_the_talker_stood(recordings, tmp_path):

@@ -12,6 +12,11 @@ Hann windows, which overlap-add back to the signal): every hop, each bin's chann
 weighted and summed. Its output is `FFT_SIZE` samples (32 ms) behind its input; the
 frames keep their stream times.
 
+Before any of it, a `ChannelWatch` (sori.hearing.audio.channel_health) listens to every
+channel: a microphone that carries no sound is left out, one many decibels louder or
+softer than the rest is evened out, and the direction and the beam are learnt again on
+what is left (`live`), with a warning that says what to check on the board.
+
 The voice detector steers it. After each frame the pipeline tells it what the detector
 made of it (`ArrayFrontEnd.heard`):
 
@@ -52,6 +57,7 @@ pipeline that stretch again, beamed as it points now.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Iterator
 from typing import Protocol
 
@@ -66,6 +72,7 @@ from sori.hearing.audio.array import (
     power,
     steering,
 )
+from sori.hearing.audio.channel_health import ChannelChange, ChannelWatch
 from sori.hearing.audio.echo_cancel import EchoCanceller
 from sori.hearing.audio.format import (
     RATE_HZ,
@@ -126,6 +133,8 @@ REBEAM_S = 2.0
 talker who took the beam over (`rebeam`): the pipeline looks back up to 1.8 s."""
 BEAMS = ("mvdr", "delay-sum", "off")
 
+log = logging.getLogger(__name__)
+
 
 class Dereverberator(Protocol):
     """What `audio.dereverb` runs (sori.hearing.audio.dereverb: OnlineWpe or
@@ -144,49 +153,30 @@ class ArrayFrontEnd:
         if beamform not in BEAMS:
             raise ValueError(f"beamform must be one of {', '.join(BEAMS)}, got {beamform!r}")
         self.geometry = geometry
+        """All the array's microphones, in channel order (the beam uses the live ones)."""
         self.beamform = beamform
-        channels = geometry.channels
-        bins = FFT_SIZE // 2 + 1
         self.direction_deg: float | None = None
         """Azimuth of the talker of the current (or last) utterance, in degrees
         counter-clockwise from the array's +x axis; None before the first."""
         self._freqs = np.fft.rfftfreq(FFT_SIZE, 1 / RATE_HZ)
         self._window = np.sqrt(np.hanning(FFT_SIZE + 1)[:-1])  # periodic
-        self._finder = DirectionFinder(geometry, FFT_SIZE, RATE_HZ)
-        self._input = np.zeros((FFT_SIZE, channels))
         self._fresh = 0
         """Samples of the current hop already in the tail of `_input`."""
         self._overlap = np.zeros(FFT_SIZE)
         self._output = np.zeros(HOP)
         self._ready = HOP  # one hop of silence first: a frame never waits for a hop
-        self._kept = np.zeros((round(REBEAM_S * RATE_HZ / HOP), bins, channels), np.complex64)
-        """The last spectra, a ring, for `rebeam`."""
-        self._recent = np.zeros((DELAY_HOPS, bins, channels), np.complex128)
         self._hops = 0
-        self._noise = np.zeros((bins, channels, channels), np.complex128)
-        self._noise_hops = 0
-        self._speech = np.zeros((len(self._finder.band), channels, channels), np.complex128)
-        self._voiced_hops = 0
-        self._weights = np.zeros((bins, channels), np.complex128)
-        self._weights[:, 0] = 1.0  # the first microphone until there is a direction
         self._frame_ms = 20.0
         self._voiced = False
         self._locked = False
         """An utterance is open: the beam is, or is about to be, held on its talker."""
-        self._held = False
-        """The beam is held on the open utterance's talker."""
         self._quiet_frames = 0
-        hop_s = HOP / RATE_HZ
-        self._standing = StandingSource(self._finder, bins, channels, hop_s)
-        self._residual_keep = float(np.exp(-hop_s / ROOM_S))
-        self._residual_db: float | None = None
-        """Level of what a standing source leaves in the beam, in dB."""
+        self._hop_s = HOP / RATE_HZ
+        self._residual_keep = float(np.exp(-self._hop_s / ROOM_S))
         self._hop_clear: bool | None = None
         self.clear = True
         """Whether the frame just processed stands clear of any standing source (see the
         module); always True while none stands."""
-        self._zenith = steering(geometry, self._freqs, np.array([0.0, 0.0, 1.0]))
-        self._takeover = Takeover(self._finder, bins, channels, hop_s)
         self.takeovers = 0
         """How many times a louder talker elsewhere took the held beam over; the pipeline
         ends the utterance there and opens the new talker's."""
@@ -196,6 +186,40 @@ class ArrayFrontEnd:
         self.holds = 0
         """How many times the beam was held on an utterance's talker; the pipeline hears
         the utterance so far again through the held beam (`rebeam`)."""
+        self._watch: ChannelWatch | None = ChannelWatch(geometry.channels)
+        self.live = self._watch.live
+        """The microphones the beam listens with: those that carry sound
+        (sori.hearing.audio.channel_health)."""
+        self._channel_gains = np.ones(geometry.channels)
+        """The gain each microphone is evened out by (1 where it needs none)."""
+        self._gains: np.ndarray | None = None
+        """The live microphones' gains, while some are not 1."""
+        bins, channels = FFT_SIZE // 2 + 1, geometry.channels
+        self._input = np.zeros((FFT_SIZE, channels))
+        self._kept = np.zeros((round(REBEAM_S * RATE_HZ / HOP), bins, channels), np.complex64)
+        """The last spectra, a ring, for `rebeam`."""
+        self._recent = np.zeros((DELAY_HOPS, bins, channels), np.complex128)
+        self._listen_with(geometry)
+
+    def _listen_with(self, geometry: ArrayGeometry) -> None:
+        """Direction finding and the beam's statistics for the microphones of `geometry`,
+        learnt afresh; the beam on the first of them until there is a direction."""
+        channels, bins = geometry.channels, FFT_SIZE // 2 + 1
+        self._live_geometry = geometry
+        self._finder = DirectionFinder(geometry, FFT_SIZE, RATE_HZ)
+        self._noise = np.zeros((bins, channels, channels), np.complex128)
+        self._noise_hops = 0
+        self._speech = np.zeros((len(self._finder.band), channels, channels), np.complex128)
+        self._voiced_hops = 0
+        self._weights = np.zeros((bins, channels), np.complex128)
+        self._weights[:, 0] = 1.0
+        self._held = False
+        """The beam is held on the open utterance's talker."""
+        self._standing = StandingSource(self._finder, bins, channels, self._hop_s)
+        self._residual_db: float | None = None
+        """Level of what a standing source leaves in the beam, in dB."""
+        self._zenith = steering(geometry, self._freqs, np.array([0.0, 0.0, 1.0]))
+        self._takeover = Takeover(self._finder, bins, channels, self._hop_s)
 
     @property
     def standing_deg(self) -> float | None:
@@ -204,19 +228,31 @@ class ArrayFrontEnd:
 
     @property
     def weights(self) -> np.ndarray:
-        """The beam now: a weight per bin and microphone (each bin's output is w^H x)."""
-        return self._weights.copy()
+        """The beam now: a weight per bin and microphone of the array (each bin's output
+        is w^H x, x the microphones evened out; a microphone left out weighs 0)."""
+        weights = np.zeros((len(self._freqs), self.geometry.channels), np.complex128)
+        weights[:, self.live] = self._weights
+        return weights
 
     def fix(self, weights: np.ndarray) -> None:
-        """Hold the beam at `weights` from now on, whatever is heard (with beamform "off",
-        which steers nothing): a measurement applies one beam to each part of a mix."""
-        self._weights = np.array(weights, np.complex128)
+        """Hold the beam at `weights` (per bin and microphone of the array) from now on,
+        whatever is heard (with beamform "off", which steers nothing): a measurement
+        applies one beam to each part of a mix; the microphones stay as they are."""
+        self._weights = np.array(weights, np.complex128)[:, self.live]
+        self._watch = None
 
     # -- the stream -------------------------------------------------------------------------
 
     def process(self, block: np.ndarray) -> np.ndarray:
         """One frame of every channel (float, shaped (samples, channels)) → as many mono
         float samples of the beam's output, `FFT_SIZE` samples later."""
+        change = self._watch.hear(block) if self._watch is not None else None
+        if change is not None:
+            self._adapt(change)
+        if self._gains is not None:
+            block = block[:, self.live] * self._gains
+        elif len(self.live) < self.geometry.channels:
+            block = block[:, self.live]
         n = len(block)
         self._frame_ms = n * 1000 / RATE_HZ
         self._hop_clear = None
@@ -236,6 +272,43 @@ class ArrayFrontEnd:
         self._ready -= n
         self._output[: self._ready] = self._output[n : n + self._ready]
         return out
+
+    def _adapt(self, change: ChannelChange) -> None:
+        """Listen with the microphones `change` finds live, at the gains it finds, from
+        now on: the buffered audio narrowed to them and evened out, direction and beam
+        learnt again on them alone."""
+        self._report(change)
+        gains = 10 ** (np.array(change.gains_db) / 20)
+        kept = [self.live.index(c) if c in self.live else None for c in change.live]
+        scale = gains[list(change.live)] / self._channel_gains[list(change.live)]
+        self._input = narrowed(self._input, kept, scale, axis=1)
+        self._kept = narrowed(self._kept, kept, scale, axis=2)
+        self._recent = narrowed(self._recent, kept, scale, axis=2)
+        self.live, self._channel_gains = change.live, gains
+        uneven = any(change.gains_db[c] for c in self.live)
+        self._gains = gains[list(self.live)] if uneven else None
+        self._listen_with(ArrayGeometry(self.geometry.positions_m[list(self.live)]))
+        if self._locked:
+            self.direction_deg = None  # found on microphones or levels it no longer has
+
+    def _report(self, change: ChannelChange) -> None:
+        """Tell the person who set the board up what `change` did, and what to check."""
+        for channel in sorted(set(self.live) - set(change.live)):
+            log.warning(
+                "microphone %d of the array carries no sound (%s): left out of the beam; "
+                "check the board's driver and wiring", channel, change.describe(channel),
+            )  # fmt: skip
+        for channel in sorted(set(change.live) - set(self.live)):
+            log.warning("microphone %d of the array carries sound again: back in the beam", channel)
+        before = 20 * np.log10(self._channel_gains)
+        for channel in change.live:
+            gain_db = change.gains_db[channel]
+            if gain_db and abs(gain_db - before[channel]) > 0.05:
+                log.warning(
+                    "microphone %d of the array is %.0f dB %s than the others: evened out; "
+                    "check its gain in the mixer (alsamixer)",
+                    channel, abs(gain_db), "louder" if gain_db < 0 else "quieter",
+                )  # fmt: skip
 
     def _hop(self) -> None:
         spectrum = np.fft.rfft(self._input * self._window[:, None], axis=0)
@@ -313,8 +386,8 @@ class ArrayFrontEnd:
         self._hops += 1
         old = self._recent[slot].copy()
         self._recent[slot] = spectrum
-        if self._hops <= DELAY_HOPS:
-            return
+        if self._hops <= DELAY_HOPS or len(self.live) < 2:
+            return  # one microphone left has no direction to find
         talker = self._talker_held()
         covariance = outer(old)  # once a hop, for every statistic the spectrum joins
         if self._held:
@@ -380,7 +453,7 @@ class ArrayFrontEnd:
         turn to them, with MVDR's null on what the beam held until now."""
         self.direction_deg = float(self._finder.azimuth_deg[found])
         self.takeovers += 1
-        look = steering(self.geometry, self._freqs, self._finder.directions[found])
+        look = steering(self._live_geometry, self._freqs, self._finder.directions[found])
         onset = self._takeover.onset_hops(look[self._finder.band])
         # the statistics' spectra are DELAY_HOPS old, and the output is a window late
         self.takeover_lag_s = (onset + DELAY_HOPS) * HOP / RATE_HZ
@@ -410,7 +483,7 @@ class ArrayFrontEnd:
     def _steer(self, direction: int) -> None:
         if self.beamform == "off":
             return
-        look = steering(self.geometry, self._freqs, self._finder.directions[direction])
+        look = steering(self._live_geometry, self._freqs, self._finder.directions[direction])
         noise = self._noise_now()
         if self.beamform == "mvdr" and noise is not None and self._noisy(noise):
             self._weights = mvdr(look, noise)
@@ -443,6 +516,21 @@ class ArrayFrontEnd:
     def _speech_power(self) -> float:
         """Mean band power of the voiced spectra gathered (at least one)."""
         return power(self._speech) / self._voiced_hops
+
+
+def narrowed(
+    spectra: np.ndarray, kept: list[int | None], scale: np.ndarray, axis: int
+) -> np.ndarray:
+    """`spectra` with only the channels `kept` names along `axis`, in that order, each
+    multiplied by its `scale`; None stands for a channel that comes back, which starts
+    silent."""
+    shape = list(spectra.shape)
+    shape[axis] = len(kept)
+    out = np.zeros(shape, spectra.dtype)
+    for to, channel in enumerate(kept):
+        if channel is not None:
+            np.moveaxis(out, axis, 0)[to] = np.moveaxis(spectra, axis, 0)[channel] * scale[to]
+    return out
 
 
 def array_frames(
