@@ -38,6 +38,11 @@ from mouth to array).
   `--below-db`, and "room alone", pink noise 30 dB under the talker (the reverberation
   alone). `--paths` picks some of these paths (comma-separated, as the table names
   them); `--clips 0` leaves the read clips out and hears the stand-ins only.
+- `--fault` breaks the board the same way in every room: `dead:N` reads zeros from
+  microphone N (a cracked joint, a slot the driver does not map), `hot:N:DB` gives it DB
+  more gain than the others (a mixer control set apart), clipped at full scale as a
+  board would. The array leaves a dead microphone out and evens a hot one out
+  (sori.hearing.audio.channel_health); "1 mic" hears microphone 0 as it is.
 - CPU RTF: process time of `ArrayFrontEnd` (the beam, the statistics, the direction
   finding as the voice detector steers it) over the audio's duration, BLAS on one
   thread.
@@ -152,6 +157,18 @@ def in_room(
     other /= 10 ** (below_db / 20)
     scale = 0.5 / np.abs(said + other).max()
     return (said + other) * scale, said * scale
+
+
+def faulted(mixed: np.ndarray, faults: list[str]) -> np.ndarray:
+    """`mixed` (samples, mics) as a board with `faults` (`--fault`) gives it."""
+    broken = mixed.copy()
+    for fault in faults:
+        kind, channel, *db = fault.split(":")
+        if kind == "dead":
+            broken[:, int(channel)] = 0.0
+        else:
+            broken[:, int(channel)] *= 10 ** (float(db[0]) / 20)
+    return np.clip(broken, -1.0, 1.0)
 
 
 def interferer(kind: str, samples: int, voices: list[np.ndarray], seed: int) -> np.ndarray:
@@ -287,6 +304,7 @@ def commands_in_rooms(args, config, presets, rows, voices, results) -> None:  # 
             length = len(said) + int((args.lead_s + 1) * RATE_HZ)
             sound = interferer(kind, length, list(voices.values()), 7 + k)
             mixed, _ = in_room(said, sound, below_db, args.lead_s, args.distance_m)
+            mixed = faulted(mixed, args.fault)
             for path in counts:
                 records, _ = hear(
                     Recording(text, mixed, 20), path_config(path, config), recognizer,
@@ -332,6 +350,7 @@ def clips_in_rooms(args, config, presets, recognizer, chosen, voices, results) -
             length = len(speech) + int((args.lead_s + 1) * RATE_HZ)
             sound = interferer(kind, length, others, 100 * n_kind + k)
             mixed, talker = in_room(speech, sound, args.below_db, args.lead_s, args.distance_m)
+            mixed = faulted(mixed, args.fault)
             results["cpu_rtf"].append(cpu_rtf(mixed, talker))
             for path in PATHS:
                 records, talkers = hear(
@@ -393,8 +412,27 @@ def main() -> int:
         default="off",
         help='audio.denoise on every path (default "off": the beam alone differs)',
     )
+    parser.add_argument(
+        "--fault",
+        action="append",
+        default=[],
+        metavar="dead:N|hot:N:DB",
+        help="a broken microphone of the board (repeatable; see above)",
+    )
     parser.add_argument("--json", help="write the results here too")
     args = parser.parse_args()
+    for fault in args.fault:
+        kind, *rest = fault.split(":")
+        if not (kind == "dead" and len(rest) == 1 or kind == "hot" and len(rest) == 2):
+            parser.error(f"--fault {fault!r}: give dead:N or hot:N:DB")
+        try:
+            channel = int(rest[0])
+            if kind == "hot":
+                float(rest[1])
+        except ValueError:
+            parser.error(f"--fault {fault!r}: N is a microphone's index, DB a number")
+        if not 0 <= channel < len(BOARDS[BOARD]):
+            parser.error(f"--fault {fault!r}: the board has microphones 0-{len(BOARDS[BOARD]) - 1}")
     args.paths = args.paths.split(",")
     if unknown := [p for p in args.paths if p not in STANDIN_PATHS]:
         parser.error(f"unknown path {unknown[0]!r}; the paths are {', '.join(STANDIN_PATHS)}")
