@@ -3,12 +3,16 @@ that leaves it out or evens it out), on rooms simulated from the shared read cli
 
 from __future__ import annotations
 
+import asyncio
+
 import numpy as np
 import pytest
 from array_rooms import FRAME, Room, beam_with_oracle, geometry, read_clip, simulate
 
+from daemon_kit import build, load, write_config
+from sori.assemble.hearing import build_array, open_hearing
 from sori.hearing.audio.channel_health import DEAD_WINDOWS, WINDOW_S, ChannelWatch
-from sori.hearing.audio.format import RATE_HZ
+from sori.hearing.audio.format import RATE_HZ, write_wav
 from sori.hearing.audio.front_end import FFT_SIZE, ArrayFrontEnd
 
 CLIP = "audio/ko-read/zeroth_104_003_0294.wav"
@@ -174,3 +178,45 @@ def test_a_hot_microphone_evened_out_gives_the_beam_it_had(room):
     # the weights apply to the evened-out microphones: as the healthy array's
     ratio = np.abs(hot.weights[:, 1]) / np.abs(healthy.weights[:, 1])
     assert np.median(ratio) == pytest.approx(1, abs=0.3)
+
+
+def test_microphones_say_which_are_heard_and_how_evened(room):
+    array = ArrayFrontEnd(geometry(), "mvdr")
+    assert array.microphones() == {
+        "channels": 4, "live": [0, 1, 2, 3], "left_out": [], "evened_db": {}
+    }  # fmt: skip
+    samples = broken(room.mixed, dead=(0,), gain_db={2: 12.0})
+    beam_with_oracle(array, Room(samples, np.zeros_like(samples)), room.talker)
+    heard = array.microphones()
+    assert (heard["live"], heard["left_out"]) == ([1, 2, 3], [0])
+    assert list(heard["evened_db"]) == ["2"]
+    assert heard["evened_db"]["2"] == pytest.approx(-12.0, abs=1.5)
+
+
+def test_health_shows_a_dead_microphone_of_the_daemon_s_array(room, tmp_path, mosquitto):
+    """`sori run`'s wiring: the array it hears through, the daemon's /health."""
+    extra = '\n[stt]\nwarm_up_s = 0.0\n\n[audio]\ndenoise = "off"\nchannels = 4\n'
+    extra += '\n[audio.array]\ngeometry = "respeaker-4mic-hat"\n'
+    config_path = write_config(tmp_path, mosquitto, extra)
+    pcm = (np.clip(broken(room.mixed, dead=(0,)), -1, 1) * 32767).astype("<i2")
+    write_wav(tmp_path / "dead.wav", pcm.tobytes(), channels=4)
+    daemon = build(config_path, tmp_path / "reply.wav")
+    assert daemon.health()["microphones"] is None  # one microphone, or not yet heard
+
+    async def hear_the_file():
+        config, _ = load(config_path)
+        array = build_array(config)
+        daemon.microphones = array.microphones
+        _, events = await asyncio.to_thread(
+            open_hearing, str(tmp_path / "dead.wav"), config, daemon.understanding,
+            daemon.clock, daemon.conversation, None, None, array,
+        )  # fmt: skip
+        try:
+            await asyncio.wait_for(daemon.listen(events), 120)
+        finally:
+            await daemon.close()
+
+    asyncio.run(hear_the_file())
+    assert daemon.health()["microphones"] == {
+        "channels": 4, "live": [1, 2, 3], "left_out": [0], "evened_db": {}
+    }  # fmt: skip

@@ -320,16 +320,19 @@ def open_hearing(
     conversation: Any = None,
     recognizer: SpeechRecognizer | None = None,
     tap: Callable[[Iterable[AudioFrame], int], Iterable[AudioFrame]] | None = None,
+    array: ArrayFrontEnd | None = None,
 ) -> tuple[Any, AsyncIterator[Event]]:
     """The audio source `input_name` names ("mic" or a file) and the async stream of
     hearing events from it; blocking (the recognizer, unless given, and the wake detector
     load here). The `conversation` (`sori.serving.conversation.listening`) mutes, and when gated,
     the wake phrase opens turns. `tap(frames, origin_ns)` sees every frame heard, and
     the clock time the stream starts at (the Home Assistant satellite keeps the last
-    seconds, to hand over an utterance Sori did not understand)."""
+    seconds, to hand over an utterance Sori did not understand). `array` is the front end
+    of `audio.channels` > 1 (`build_array`), built here unless the caller keeps one."""
     from sori.hearing.audio.sources import FileSource, MicSource
 
-    array = build_array(config)  # a wrong geometry is refused before anything loads
+    if array is None:
+        array = build_array(config)  # a wrong geometry is refused before anything loads
     if input_name != "mic":  # a broken file is refused before the recognizer loads
         source = FileSource(input_name, config.audio.frame_ms)
     if recognizer is None:

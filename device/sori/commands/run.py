@@ -187,8 +187,11 @@ async def serve(
                 return 0
             daemon.closers.append(wyoming.result().close)
         if args.input != "none":
-            from sori.assemble.hearing import open_hearing
+            from sori.assemble.hearing import build_array, open_hearing
 
+            array = build_array(config)
+            if array is not None:
+                daemon.microphones = array.microphones
             hearing = asyncio.ensure_future(
                 asyncio.to_thread(
                     open_hearing,
@@ -199,6 +202,7 @@ async def serve(
                     daemon.conversation,
                     recognizer,
                     link.tap if link is not None else None,
+                    array,
                 )  # fmt: skip
             )
             if not await _first(hearing, stopping):

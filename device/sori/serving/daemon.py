@@ -72,6 +72,9 @@ class Daemon:
         self.barge_in = barge_in
         self.earcon = earcon
         self.conversation = conversation or Conversation(gated=False)
+        self.microphones: Callable[[], dict[str, Any]] | None = None
+        """The array's microphones as heard (`ArrayFrontEnd.microphones`), once the
+        hearing opens on an array; /health shows them."""
         """Wake, windows and mute (`sori.serving.conversation.listening`); ungated: every utterance
         is heard."""
         self.turns = Turns(
@@ -297,7 +300,8 @@ class Daemon:
 
     def health(self) -> dict[str, Any]:
         """Liveness ("status" stays "ok" while turns run: a refused reload leaves the
-        running config in service) and the last reload's result (null before any)."""
+        running config in service), the last reload's result (null before any), and with
+        a microphone array, which of its microphones are heard (null without one)."""
         return {
             "status": "ok",
             "turns": self.turns_done,
@@ -306,6 +310,7 @@ class Daemon:
             "playing": self.player.playing,
             "timers": len(self.timers.active()),
             "listening": self.conversation.state(self.clock.now_ns()),
+            "microphones": None if self.microphones is None else self.microphones(),
         }
 
     async def close(self, timeout_s: float = 5.0) -> list[str]:

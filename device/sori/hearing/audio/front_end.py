@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Iterator
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -233,6 +233,17 @@ class ArrayFrontEnd:
         weights = np.zeros((len(self._freqs), self.geometry.channels), np.complex128)
         weights[:, self.live] = self._weights
         return weights
+
+    def microphones(self) -> dict[str, Any]:
+        """What the channel watch made of the array, for /health: the microphones the beam
+        listens with, those left out, and the gain (dB) each evened-out one gets."""
+        gains_db = 20 * np.log10(self._channel_gains)
+        return {
+            "channels": self.geometry.channels,
+            "live": list(self.live),
+            "left_out": [c for c in range(self.geometry.channels) if c not in self.live],
+            "evened_db": {str(c): round(float(gains_db[c]), 1) for c in self.live if gains_db[c]},
+        }
 
     def fix(self, weights: np.ndarray) -> None:
         """Hold the beam at `weights` (per bin and microphone of the array) from now on,
