@@ -159,15 +159,31 @@ def in_room(
     return (said + other) * scale, said * scale
 
 
-def faulted(mixed: np.ndarray, faults: list[str]) -> np.ndarray:
+def fault(text: str) -> tuple[int, float | None]:
+    """One `--fault`: (the microphone, its extra gain in dB; None for dead)."""
+    kind, *rest = text.split(":")
+    if not (kind == "dead" and len(rest) == 1 or kind == "hot" and len(rest) == 2):
+        raise argparse.ArgumentTypeError(f"{text!r}: give dead:N or hot:N:DB")
+    try:
+        channel, gain_db = int(rest[0]), float(rest[1]) if kind == "hot" else None
+    except ValueError:
+        why = f"{text!r}: N is a microphone's index, DB a number"
+        raise argparse.ArgumentTypeError(why) from None
+    if not 0 <= channel < len(BOARDS[BOARD]):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: the board has microphones 0-{len(BOARDS[BOARD]) - 1}"
+        )
+    return channel, gain_db
+
+
+def faulted(mixed: np.ndarray, faults: list[tuple[int, float | None]]) -> np.ndarray:
     """`mixed` (samples, mics) as a board with `faults` (`--fault`) gives it."""
     broken = mixed.copy()
-    for fault in faults:
-        kind, channel, *db = fault.split(":")
-        if kind == "dead":
-            broken[:, int(channel)] = 0.0
+    for channel, gain_db in faults:
+        if gain_db is None:
+            broken[:, channel] = 0.0
         else:
-            broken[:, int(channel)] *= 10 ** (float(db[0]) / 20)
+            broken[:, channel] *= 10 ** (gain_db / 20)
     return np.clip(broken, -1.0, 1.0)
 
 
@@ -416,23 +432,12 @@ def main() -> int:
         "--fault",
         action="append",
         default=[],
+        type=fault,
         metavar="dead:N|hot:N:DB",
         help="a broken microphone of the board (repeatable; see above)",
     )
     parser.add_argument("--json", help="write the results here too")
     args = parser.parse_args()
-    for fault in args.fault:
-        kind, *rest = fault.split(":")
-        if not (kind == "dead" and len(rest) == 1 or kind == "hot" and len(rest) == 2):
-            parser.error(f"--fault {fault!r}: give dead:N or hot:N:DB")
-        try:
-            channel = int(rest[0])
-            if kind == "hot":
-                float(rest[1])
-        except ValueError:
-            parser.error(f"--fault {fault!r}: N is a microphone's index, DB a number")
-        if not 0 <= channel < len(BOARDS[BOARD]):
-            parser.error(f"--fault {fault!r}: the board has microphones 0-{len(BOARDS[BOARD]) - 1}")
     args.paths = args.paths.split(",")
     if unknown := [p for p in args.paths if p not in STANDIN_PATHS]:
         parser.error(f"unknown path {unknown[0]!r}; the paths are {', '.join(STANDIN_PATHS)}")

@@ -69,13 +69,18 @@ def recordings(tmp_path_factory, shared_dir) -> dict[str, Path]:
 
 
 def sori_replay(config: Path, *files: Path) -> list[dict]:
+    return replayed(config, *files)[0]
+
+
+def replayed(config: Path, *files: Path) -> tuple[list[dict], str]:
+    """`sori replay --json` of `files`: its records, and what it said on stderr."""
     done = subprocess.run(
         [sys.executable, "-m", "sori", "replay", "--no-wake", "--json", "--config",
          str(config), *map(str, files)],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
-    return [json.loads(line) for line in done.stdout.splitlines()]
+    return [json.loads(line) for line in done.stdout.splitlines()], done.stderr
 
 
 def test_the_array_hears_the_command_its_close_talk_says_and_no_other(recordings, tmp_path):
@@ -102,17 +107,11 @@ def test_a_board_with_a_dead_first_microphone_still_hears_the_command(recordings
     samples[:, 0] = 0.0
     dead = write_channels(tmp_path / "dead-first.wav", samples)
     config = write_config(tmp_path, "mqtt://127.0.0.1:1", ARRAY_TOML)
-    done = subprocess.run(
-        [sys.executable, "-m", "sori", "replay", "--no-wake", "--json", "--config",
-         str(config), str(dead)],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    heard = [json.loads(line) for line in done.stdout.splitlines()]
+    heard, stderr = replayed(config, dead)
     acted = [(r["transcript"].replace(" ", ""), r["intent"]) for r in heard if r["intent"]]
     assert acted == [(COMMAND.replace(" ", ""), "HassTurnOff")], heard
-    assert "microphone 0 of the array carries no sound (digital silence)" in done.stderr
-    assert "check the board's driver and wiring" in done.stderr
+    assert "microphone 0 of the array carries no sound (digital silence)" in stderr
+    assert "check the board's driver and wiring" in stderr
 
 
 def test_speech_started_says_where_the_talker_stood(recordings, tmp_path):

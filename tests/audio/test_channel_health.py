@@ -12,7 +12,7 @@ from array_rooms import FRAME, Room, beam_with_oracle, geometry, read_clip, simu
 from daemon_kit import build, load, write_config
 from sori.assemble.hearing import build_array, open_hearing
 from sori.hearing.audio.channel_health import DEAD_WINDOWS, WINDOW_S, ChannelWatch
-from sori.hearing.audio.format import RATE_HZ, write_wav
+from sori.hearing.audio.format import RATE_HZ, float_to_s16, write_wav
 from sori.hearing.audio.front_end import FFT_SIZE, ArrayFrontEnd
 
 CLIP = "audio/ko-read/zeroth_104_003_0294.wav"
@@ -198,8 +198,8 @@ def test_health_shows_a_dead_microphone_of_the_daemon_s_array(room, tmp_path, mo
     extra = '\n[stt]\nwarm_up_s = 0.0\n\n[audio]\ndenoise = "off"\nchannels = 4\n'
     extra += '\n[audio.array]\ngeometry = "respeaker-4mic-hat"\n'
     config_path = write_config(tmp_path, mosquitto, extra)
-    pcm = (np.clip(broken(room.mixed, dead=(0,)), -1, 1) * 32767).astype("<i2")
-    write_wav(tmp_path / "dead.wav", pcm.tobytes(), channels=4)
+    pcm = float_to_s16(broken(room.mixed, dead=(0,)))
+    write_wav(tmp_path / "dead.wav", pcm, channels=4)
     daemon = build(config_path, tmp_path / "reply.wav")
     assert daemon.health()["microphones"] is None  # one microphone, or not yet heard
 

@@ -72,11 +72,11 @@ class Daemon:
         self.barge_in = barge_in
         self.earcon = earcon
         self.conversation = conversation or Conversation(gated=False)
+        """Wake, windows and mute (`sori.serving.conversation.listening`); ungated: every utterance
+        is heard."""
         self.microphones: Callable[[], dict[str, Any]] | None = None
         """The array's microphones as heard (`ArrayFrontEnd.microphones`), once the
         hearing opens on an array; /health shows them."""
-        """Wake, windows and mute (`sori.serving.conversation.listening`); ungated: every utterance
-        is heard."""
         self.turns = Turns(
             understanding=understanding, acting=registry, speaking=player, replies=replies,
             emit=self.emit, clock=self.clock, metrics=self.metrics,
