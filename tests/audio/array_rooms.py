@@ -140,3 +140,20 @@ def free_field(signal: np.ndarray, azimuth_deg: float, board: str = BOARD) -> np
     from sori.hearing.audio.array import plane_wave
 
     return plane_wave(signal, geometry(board), azimuth_deg)
+
+
+def speaker_echo(
+    played: np.ndarray, board: str = "respeaker-usb-4mic", rt60_s: float = 0.4
+) -> np.ndarray:
+    """What the array's microphones hear of `played` from the device's own loudspeaker,
+    8 cm under the array, in a living room: (samples, microphones)."""
+    import pyroomacoustics as pra
+
+    absorption, order = pra.inverse_sabine(rt60_s, ROOM_M)
+    room = pra.ShoeBox(
+        ROOM_M, fs=RATE_HZ, materials=pra.Material(absorption), max_order=min(order, 20)
+    )
+    room.add_source(ARRAY_AT_M - np.array([0.0, 0.0, 0.08]), signal=played)
+    room.add_microphone_array((ARRAY_AT_M + np.array(BOARDS[board])).T)
+    room.simulate()
+    return room.mic_array.signals.T[: len(played)]

@@ -183,7 +183,8 @@ def test_a_hot_microphone_evened_out_gives_the_beam_it_had(room):
 def test_microphones_say_which_are_heard_and_how_evened(room):
     array = ArrayFrontEnd(geometry(), "mvdr")
     assert array.microphones() == {
-        "channels": 4, "live": [0, 1, 2, 3], "left_out": [], "evened_db": {}
+        "channels": 4, "mic_channels": [0, 1, 2, 3], "playback_channels": [],
+        "live": [0, 1, 2, 3], "left_out": [], "evened_db": {},
     }  # fmt: skip
     samples = broken(room.mixed, dead=(0,), gain_db={2: 12.0})
     beam_with_oracle(array, Room(samples, np.zeros_like(samples)), room.talker)
@@ -218,5 +219,6 @@ def test_health_shows_a_dead_microphone_of_the_daemon_s_array(room, tmp_path, mo
 
     asyncio.run(hear_the_file())
     assert daemon.health()["microphones"] == {
-        "channels": 4, "live": [1, 2, 3], "left_out": [0], "evened_db": {}
+        "channels": 4, "mic_channels": [0, 1, 2, 3], "playback_channels": [],
+        "live": [1, 2, 3], "left_out": [0], "evened_db": {},
     }  # fmt: skip

@@ -16,7 +16,7 @@ from sori.core.config import AudioConfig, Config, SttConfig
 from sori.core.config.sections import DEREVERBS
 from sori.core.errors import AudioError, ConfigError, SoriError
 from sori.core.events import Event
-from sori.hearing.audio.array import array_geometry
+from sori.hearing.audio.array import BOARD_CHANNELS, array_geometry, channel_layout
 from sori.hearing.audio.denoise import build_denoiser, check_denoise, denoised
 from sori.hearing.audio.denoise_decision import DenoiseDecision
 from sori.hearing.audio.echo_cancel import cancel_echo
@@ -174,16 +174,18 @@ def front_end(
     """`frames` (a stream from clock time `origin_ns`) as the pipeline hears them: without
     Sori's own voice, when `played` records what its speaker plays into the room and
     `audio.echo_cancel` is "auto" (sori.hearing.audio.echo_cancel), dereverberated when
-    `audio.dereverb` says so; with an `array` (`build_array`), `frames` are its channels,
-    cancelled and dereverberated each, then beamed into one. Then through the speech
+    `audio.dereverb` says so; with an `array` (`build_array`), `frames` are its captured
+    channels, whose microphones are cancelled (from the board's own playback channels
+    where it has them) and dereverberated each, then beamed into one. Then through the speech
     enhancement `audio.denoise` names (a fresh one per audio stream), or as they are
     ("off", and "auto", whose VAD hears the raw microphone: sori.hearing.audio.denoise_decision)."""
     audio = config.audio
-    if played is not None and audio.echo_cancel != "auto":
+    cancel = audio.echo_cancel == "auto"
+    if not cancel:
         played = None
     if array is not None:
         dereverb = build_dereverb(audio, array.geometry.channels)
-        mono = array_frames(frames, array, played, origin_ns, dereverb)  # type: ignore[arg-type]
+        mono = array_frames(frames, array, played, origin_ns, dereverb, loopback=cancel)  # type: ignore[arg-type]
     else:
         mono = frames  # type: ignore[assignment]
         if played is not None:
@@ -196,17 +198,35 @@ def front_end(
 
 def build_array(config: Config) -> ArrayFrontEnd | None:
     """The array's front end for one audio stream (`audio.channels` > 1), its geometry
-    checked against the channel count; None with one microphone."""
+    and which captured channels are its microphones checked; None with one microphone."""
     audio = config.audio
     if audio.channels == 1:
         return None
-    geometry = array_geometry(audio.array.geometry, audio.array.mic_positions_m)
-    if geometry.channels != audio.channels:
-        raise ConfigError(
-            f"audio.channels is {audio.channels} but [audio.array] places "
-            f"{geometry.channels} microphones; they must match (one channel per microphone)"
+    array = audio.array
+    geometry = array_geometry(array.geometry, array.mic_positions_m)
+    layout = channel_layout(
+        audio.channels, geometry, array.geometry, array.mic_channels, array.playback_channels
+    )
+    return ArrayFrontEnd(geometry, array.beamform, layout)
+
+
+def check_capture(array: ArrayFrontEnd, board: str, source: Any) -> None:
+    """Refuse a microphone opened with fewer channels than its device gives, where the
+    named `board`'s driver puts the microphones elsewhere than the first channels opened
+    (the ReSpeaker USB array's 6-channel firmware gives its own mix in channel 0): the
+    beam would hear the wrong channels. `source` is the open MicSource."""
+    known = BOARD_CHANNELS.get(board, {}).get(source.device_channels)
+    if known is None or array.layout.captured >= source.device_channels:
+        return
+    if array.layout.microphones != known[0]:
+        opened = array.layout.captured
+        source.close()
+        raise AudioError(
+            f"input device {source.device_name!r} gives {source.device_channels} channels "
+            f"and the {board}'s microphones are channels {', '.join(map(str, known[0]))}, "
+            f"but audio.channels = {opened} opens channels 0-{opened - 1}; set "
+            f"audio.channels = {source.device_channels}"
         )
-    return ArrayFrontEnd(geometry, audio.array.beamform)
 
 
 def build_dereverb(audio: AudioConfig, channels: int) -> Dereverberator | None:
@@ -348,6 +368,8 @@ def open_hearing(
         source = MicSource(
             config.audio.device, config.audio.frame_ms, channels=config.audio.channels
         ).open()
+        if array is not None:
+            check_capture(array, config.audio.array.geometry, source)
     origin_ns = clock.now_ns()
     hearing = build_hearing(
         config, recognizer, understanding, clock, origin_ns, wake, conversation, array

@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         print("sori record: --seconds must be above 0 and at most 120", file=sys.stderr)
         return 2
     config = load_config(args.config)
-    channels = config.audio.channels  # an array's fixture keeps one channel per microphone
+    channels = config.audio.channels  # an array's fixture keeps every channel captured
     if args.input:
         from sori.hearing.audio.sources import FileSource
 

@@ -105,6 +105,15 @@ class ArrayConfig:
     """Where each microphone is, in metres, as [x, y, z] in the array's frame, one per
     channel in channel order; directions are counted from +x towards +y. Instead of
     geometry, for any other board."""
+    mic_channels: list[int] = field(default_factory=list)
+    """Which captured channels are the microphones, counted from 0, in the order of their
+    positions; [] = as the named board's driver lays out `audio.channels` of them (the
+    ReSpeaker USB array's 6: channels 1-4; the 6-mic kit's 8: channels 0-5), else the first
+    channels, one per microphone."""
+    playback_channels: list[int] = field(default_factory=list)
+    """Captured channels that carry what the board plays (a hardware loopback), the echo
+    canceller's reference when `audio.echo_cancel` is "auto"; [] = the named board's (the
+    USB array's channel 5, the 6-mic kit's 6 and 7), else none."""
     beamform: str = ranged("mvdr", choices=("mvdr", "delay-sum", "off"))
     """How the channels become one: "mvdr" (steered at the talker, nulls steady noise the
     voice detector heard between utterances), "delay-sum" (steered, no noise model),
@@ -117,8 +126,8 @@ class AudioConfig:
     """Microphone for sounddevice: a name, a substring of one, or an index; "" = default."""
     channels: int = ranged(1, 1, 32)
     """Channels captured from the device and expected in replayed files: 1, one
-    microphone; more, a microphone array, one channel per microphone of [audio.array],
-    beamformed into one (sori.hearing.audio.front_end)."""
+    microphone; more, a microphone array, whose microphones ([audio.array], `mic_channels`)
+    are beamformed into one (sori.hearing.audio.front_end)."""
     array: ArrayConfig = field(default_factory=ArrayConfig)
     """The microphone array (channels > 1): where its microphones are and how to beam."""
     dereverb: str = ranged("off", choices=DEREVERBS)

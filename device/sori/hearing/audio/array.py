@@ -69,6 +69,18 @@ BOARDS: dict[str, tuple[tuple[float, float, float], ...]] = {
 """Microphone positions of the boards `audio.array.geometry` names, in metres, channel
 order, array frame."""
 
+BOARD_CHANNELS: dict[str, dict[int, tuple[tuple[int, ...], tuple[int, ...]]]] = {
+    # The Mic Array v2.0's 6_channels_firmware.bin (Seeed's wiki, respeaker/usb_4_mic_array):
+    # channel 0 is the XMOS chip's own processed mono, 1-4 the raw microphones, 5 what the
+    # array plays (merged playback).
+    "respeaker-usb-4mic": {6: ((1, 2, 3, 4), (5,))},
+    # The 6-Mic Circular Array kit's two AC108s give 8 input channels (Seeed's wiki): the
+    # six microphones, then two echo channels of what its AC101 plays.
+    "respeaker-6mic": {8: ((0, 1, 2, 3, 4, 5), (6, 7))},
+}
+"""How a board's driver lays out more channels than it has microphones, by the channels
+captured: (the microphones' channels in the order of `BOARDS`, the playback's channels)."""
+
 MAX_EXTENT_M = 1.0
 """Farthest a microphone may be from another (a board, or a bar under a television)."""
 MIN_SPACING_M = 0.002
@@ -143,6 +155,108 @@ def array_geometry(geometry: str, mic_positions_m: list[list[float]]) -> ArrayGe
             f"{apart.min() * 1000:.1f} mm apart; each needs a place of its own (in metres)"
         )
     return ArrayGeometry(positions)
+
+
+@dataclass(frozen=True)
+class ChannelLayout:
+    """What each captured channel carries: a board's driver can give more channels than it
+    has microphones (its own processed mix, what it plays)."""
+
+    captured: int
+    """Channels captured from the device (`audio.channels`), or in a replayed file."""
+    microphones: tuple[int, ...]
+    """The captured channel of each microphone, in the order of the positions."""
+    playback: tuple[int, ...] = ()
+    """Captured channels that carry what the board plays (a hardware loopback): sampled
+    on the microphones' clock, the best reference an echo canceller can have."""
+
+    @property
+    def first_channels(self) -> bool:
+        """Whether the microphones are the first channels, in order, and nothing else is
+        captured: the frames pass to the front end as they are."""
+        return self.microphones == tuple(range(self.captured))
+
+    def channel_name(self, microphone: int) -> str:
+        """How a person finds `microphone` (an index into the positions) in `arecord`."""
+        if self.first_channels:
+            return f"microphone {microphone}"
+        return f"microphone {microphone} (channel {self.microphones[microphone]})"
+
+
+def channel_layout(
+    captured: int,
+    geometry: ArrayGeometry,
+    board: str = "",
+    mic_channels: list[int] | None = None,
+    playback_channels: list[int] | None = None,
+) -> ChannelLayout:
+    """Which of `captured` channels are the microphones of `geometry` and which carry the
+    board's playback: as `audio.array.mic_channels` and `playback_channels` say, else as
+    the named `board`'s driver lays that many out (`BOARD_CHANNELS`), else the first
+    channels, one per microphone. A ConfigError says what to set where they disagree."""
+    known = BOARD_CHANNELS.get(board, {}).get(captured)
+    if mic_channels:
+        microphones = _channels("mic_channels", mic_channels, captured)
+    elif known is not None:
+        microphones = known[0]
+    elif captured == geometry.channels:
+        microphones = tuple(range(captured))
+    else:
+        raise ConfigError(_count_error(captured, geometry, board))
+    if len(microphones) != geometry.channels:
+        raise ConfigError(
+            f"audio.array.mic_channels names {len(microphones)} channel(s) but [audio.array] "
+            f"places {geometry.channels} microphones; give one channel per microphone, in "
+            "the order of their positions"
+        )
+    if playback_channels:
+        playback = _channels("playback_channels", playback_channels, captured)
+    else:
+        playback = known[1] if known is not None and not mic_channels else ()
+    both = sorted(set(microphones) & set(playback))
+    if both:
+        raise ConfigError(
+            f"audio.array.playback_channels: channel {both[0]} is also a microphone's; the "
+            "playback channels carry what the board plays, not what a microphone hears"
+        )
+    return ChannelLayout(captured, microphones, playback)
+
+
+def _channels(key: str, channels: list[int], captured: int) -> tuple[int, ...]:
+    for channel in channels:
+        if not 0 <= channel < captured:
+            raise ConfigError(
+                f"audio.array.{key}: channel {channel} is not captured; audio.channels = "
+                f"{captured} counts them from 0 to {captured - 1}"
+            )
+    twice = [c for c in set(channels) if channels.count(c) > 1]
+    if twice:
+        raise ConfigError(f"audio.array.{key}: channel {twice[0]} is given twice")
+    return tuple(channels)
+
+
+def _count_error(captured: int, geometry: ArrayGeometry, board: str) -> str:
+    """What to set when `captured` channels do not match the microphones."""
+    layouts = BOARD_CHANNELS.get(board, {})
+    if layouts:
+        counts = " or ".join(str(n) for n in (geometry.channels, *layouts))
+        return (
+            f"audio.channels is {captured} but the {board} gives {counts} channels "
+            f"(its {geometry.channels} microphones, or all its driver records); set "
+            "audio.channels to one of those"
+        )
+    if captured < geometry.channels:
+        return (
+            f"audio.channels is {captured} but [audio.array] places {geometry.channels} "
+            f"microphones; capture one channel per microphone (audio.channels = "
+            f"{geometry.channels})"
+        )
+    return (
+        f"audio.channels is {captured} but [audio.array] places {geometry.channels} "
+        "microphones; say which captured channels are the microphones with "
+        f"audio.array.mic_channels = {list(range(geometry.channels))} (counted from 0, in "
+        "the order of the positions)"
+    )
 
 
 def unit_vectors(azimuth_deg: np.ndarray, elevation_deg: np.ndarray) -> np.ndarray:

@@ -65,6 +65,7 @@ import numpy as np
 
 from sori.hearing.audio.array import (
     ArrayGeometry,
+    ChannelLayout,
     DirectionFinder,
     delay_and_sum,
     mvdr,
@@ -73,7 +74,7 @@ from sori.hearing.audio.array import (
     steering,
 )
 from sori.hearing.audio.channel_health import ChannelChange, ChannelWatch
-from sori.hearing.audio.echo_cancel import EchoCanceller
+from sori.hearing.audio.echo_cancel import TAPS_MS, EchoCanceller
 from sori.hearing.audio.format import (
     RATE_HZ,
     AudioFrame,
@@ -149,11 +150,16 @@ class ArrayFrontEnd:
     """Direction finding and the beam for one stream of an array (see the module).
     Not thread-safe: the audio loop calls `process` and `heard` in turn."""
 
-    def __init__(self, geometry: ArrayGeometry, beamform: str = "mvdr") -> None:
+    def __init__(
+        self, geometry: ArrayGeometry, beamform: str = "mvdr", layout: ChannelLayout | None = None
+    ) -> None:
         if beamform not in BEAMS:
             raise ValueError(f"beamform must be one of {', '.join(BEAMS)}, got {beamform!r}")
         self.geometry = geometry
         """All the array's microphones, in channel order (the beam uses the live ones)."""
+        self.layout = layout or ChannelLayout(geometry.channels, tuple(range(geometry.channels)))
+        """Which captured channels are the microphones, and which the board's playback:
+        `array_frames` hands `process` the microphones' alone, in the positions' order."""
         self.beamform = beamform
         self.direction_deg: float | None = None
         """Azimuth of the talker of the current (or last) utterance, in degrees
@@ -236,10 +242,13 @@ class ArrayFrontEnd:
 
     def microphones(self) -> dict[str, Any]:
         """What the channel watch made of the array, for /health: the microphones the beam
-        listens with, those left out, and the gain (dB) each evened-out one gets."""
+        listens with, those left out, and the gain (dB) each evened-out one gets; and which
+        captured channels are the microphones and the board's playback."""
         gains_db = 20 * np.log10(self._channel_gains)
         return {
             "channels": self.geometry.channels,
+            "mic_channels": list(self.layout.microphones),
+            "playback_channels": list(self.layout.playback),
             "live": list(self.live),
             "left_out": [c for c in range(self.geometry.channels) if c not in self.live],
             "evened_db": {str(c): round(float(gains_db[c]), 1) for c in self.live if gains_db[c]},
@@ -304,21 +313,22 @@ class ArrayFrontEnd:
 
     def _report(self, change: ChannelChange) -> None:
         """Tell the person who set the board up what `change` did, and what to check."""
+        name = self.layout.channel_name
         for channel in sorted(set(self.live) - set(change.live)):
             log.warning(
-                "microphone %d of the array carries no sound (%s): left out of the beam; "
-                "check the board's driver and wiring", channel, change.describe(channel),
+                "%s of the array carries no sound (%s): left out of the beam; "
+                "check the board's driver and wiring", name(channel), change.describe(channel),
             )  # fmt: skip
         for channel in sorted(set(change.live) - set(self.live)):
-            log.warning("microphone %d of the array carries sound again: back in the beam", channel)
+            log.warning("%s of the array carries sound again: back in the beam", name(channel))
         before = 20 * np.log10(self._channel_gains)
         for channel in change.live:
             gain_db = change.gains_db[channel]
             if gain_db and abs(gain_db - before[channel]) > 0.05:
                 log.warning(
-                    "microphone %d of the array is %.0f dB %s than the others: evened out; "
+                    "%s of the array is %.0f dB %s than the others: evened out; "
                     "check its gain in the mixer (alsamixer)",
-                    channel, abs(gain_db), "louder" if gain_db < 0 else "quieter",
+                    name(channel), abs(gain_db), "louder" if gain_db < 0 else "quieter",
                 )  # fmt: skip
 
     def _hop(self) -> None:
@@ -550,41 +560,70 @@ def array_frames(
     played: PlayedAudio | None = None,
     origin_ns: int = 0,
     dereverb: Dereverberator | None = None,
+    loopback: bool = False,
 ) -> Iterator[AudioFrame]:
-    """An array's frames (a stream from clock time `origin_ns`) as pipeline frames:
-    without Sori's voice in any channel when `played` records what the speaker plays,
-    dereverberated when `dereverb` is given, beamed by `array`."""
-    echo = ChannelEchoCancel(played, origin_ns) if played is not None else None
+    """An array's frames (a stream from clock time `origin_ns`) as pipeline frames: the
+    microphones' channels of each (`array.layout`), without the speaker's sound in any of
+    them when `played` records what it plays or, with `loopback`, when the board captures
+    its own playback; dereverberated when `dereverb` is given, beamed by `array`."""
+    layout = array.layout
+    playback = layout.playback if loopback else ()
+    echo = None
+    if played is not None or playback:
+        echo = ChannelEchoCancel(played, origin_ns, playback)
+    microphones = None if layout.first_channels else list(layout.microphones)
     for frame in frames:
-        block, echo_energy = frame.samples, 0.0
+        captured = frame.samples
+        block = captured if microphones is None else captured[:, microphones]
+        echo_energy = 0.0
         if echo is not None:
-            block, echo_energy = echo.cancel(frame)
+            block, echo_energy = echo.cancel(block, frame, captured)
         if dereverb is not None:
             block = dereverb.process(block)
         mono = array.process(block)
         yield AudioFrame(float_to_s16(mono), frame.start_ns, echo_energy)
 
 
-class ChannelEchoCancel:
-    """Sori's own voice taken out of every channel, a canceller each (as
-    sori.hearing.audio.echo_cancel does for one microphone)."""
+LOOPBACK_FLOOR = 10.0
+"""RMS (int16 scale, about −70 dBFS) under which a board's playback channel is taken to
+carry nothing: its converter's own noise is no echo to cancel, and once it has been this
+quiet for as long as the filters reach, the cancellers rest."""
+LOOPBACK_SILENT_S = 1.0
+"""Sori's record sounding this long while the board's playback channel stays silent: Sori
+plays through another output, and its record becomes the reference."""
 
-    def __init__(self, played: PlayedAudio, origin_ns: int) -> None:
+
+class ChannelEchoCancel:
+    """The speaker's sound taken out of every channel, a canceller each (as
+    sori.hearing.audio.echo_cancel does for one microphone). The reference is the board's
+    playback channels where it captures them: sampled with the microphones, they hold
+    whatever the board plays, with no clock between them to drift. Else, or once they
+    prove silent while Sori speaks, it is Sori's own record of what it played."""
+
+    def __init__(
+        self, played: PlayedAudio | None, origin_ns: int, playback: tuple[int, ...] = ()
+    ) -> None:
         self._played = played
         self._origin_ns = origin_ns
+        self._playback = list(playback)
+        self._silent_s = 0.0
+        """How long Sori's record has sounded with the playback channels silent."""
+        self._quiet_s = 0.0
+        """How long the playback channels have been under `LOOPBACK_FLOOR`."""
         self._cancellers: list[EchoCanceller] = []
 
-    def cancel(self, frame: ChannelFrame) -> tuple[np.ndarray, float]:
-        """The frame's samples without the echo, and the echo energy taken from the first
-        channel (int16 scale, as `AudioFrame.echo_energy`)."""
-        samples = frame.samples
+    def cancel(
+        self, block: np.ndarray, frame: ChannelFrame, captured: np.ndarray
+    ) -> tuple[np.ndarray, float]:
+        """The microphones' `block` of `frame` (all its `captured` channels) without the
+        echo, and the echo energy taken from the first microphone (int16 scale, as
+        `AudioFrame.echo_energy`)."""
         if not self._cancellers:
-            self._cancellers = [EchoCanceller(len(samples)) for _ in range(samples.shape[1])]
-        start, end = self._origin_ns + frame.start_ns, self._origin_ns + frame.end_ns
-        if not self._cancellers[0].active and not self._played.speaking(end):
-            return samples, 0.0  # Sori has been silent for longer than the filters reach
-        reference = np.frombuffer(self._played.between(start, end), "<i2").astype(np.float64)
-        cleaned = samples.astype(np.float64) * 32768.0
+            self._cancellers = [EchoCanceller(len(block)) for _ in range(block.shape[1])]
+        reference = self._reference(frame, captured)
+        if reference is None:
+            return block, 0.0  # nothing played for longer than the filters reach
+        cleaned = block.astype(np.float64) * 32768.0
         energy = 0.0
         for channel, canceller in enumerate(self._cancellers):
             mic = cleaned[:, channel].copy()
@@ -595,6 +634,46 @@ class ChannelEchoCancel:
                     removed = mic - out
                     energy = float(removed @ removed)
         return (cleaned / 32768.0).astype(np.float32), energy
+
+    def _reference(self, frame: ChannelFrame, captured: np.ndarray) -> np.ndarray | None:
+        """What the speaker played during `frame` (float, int16 scale); None when neither
+        it nor anything within the filters' reach sounded."""
+        active = self._cancellers[0].active
+        start, end = self._origin_ns + frame.start_ns, self._origin_ns + frame.end_ns
+        if self._playback:
+            loop = captured[:, self._playback].mean(axis=1).astype(np.float64) * 32768.0
+            if np.sqrt(np.mean(loop**2)) >= LOOPBACK_FLOOR:
+                self._silent_s, self._quiet_s = 0.0, 0.0
+                return loop
+            if self._sori_unheard(start, end):
+                return self._reference(frame, captured)  # from Sori's record now
+            self._quiet_s += (end - start) / 1e9
+            if self._quiet_s * 1000 < TAPS_MS:
+                return loop  # a pause in what it plays: its faint sound is still the echo's
+            return np.zeros(len(loop)) if active else None
+        if self._played is None or not active and not self._played.speaking(end):
+            return None
+        return np.frombuffer(self._played.between(start, end), "<i2").astype(np.float64)
+
+    def _sori_unheard(self, start: int, end: int) -> bool:
+        """Whether Sori has now sounded `LOOPBACK_SILENT_S` with the playback channels
+        silent: then they stop being the reference, with a warning."""
+        if self._played is None or not self._played.speaking(end):
+            return False
+        said = np.frombuffer(self._played.between(start, end), "<i2").astype(np.float64)
+        if np.sqrt(np.mean(said**2)) < LOOPBACK_FLOOR:
+            return False
+        self._silent_s += (end - start) / 1e9
+        if self._silent_s < LOOPBACK_SILENT_S:
+            return False
+        log.warning(
+            "the board's playback channel(s) %s stayed silent while Sori spoke: Sori "
+            "plays through another output, so its echo is cancelled from its own record; "
+            "play through the array's own output to cancel all it plays",
+            ", ".join(map(str, self._playback)),
+        )
+        self._playback = []
+        return True
 
 
 def dereverbed(frames: Iterable[AudioFrame], dereverb: Dereverberator) -> Iterator[AudioFrame]:

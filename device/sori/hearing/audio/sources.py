@@ -256,7 +256,10 @@ class MicSource:
                 f"no input device {self._device or '(default)'!r} ({exc}); "
                 "list them with: python -m sounddevice"
             ) from None
-        if self._channels > int(info.get("max_input_channels", 1)):
+        self.device_name = str(info.get("name", device))
+        self.device_channels = int(info.get("max_input_channels", 1))
+        """Channels the device gives; `audio.channels` opens the first of them."""
+        if self._channels > self.device_channels:
             raise AudioError(
                 f"input device {info.get('name', device)!r} has "
                 f"{info.get('max_input_channels')} channel(s), audio.channels is "

@@ -1,0 +1,246 @@
+"""Boards whose driver gives more channels than microphones: which captured channels the
+array hears (`audio.array.mic_channels`), and the board's own playback channels as the
+echo canceller's reference (`audio.array.playback_channels`).
+
+The ReSpeaker USB Mic Array's 6-channel firmware gives its own processed mix in channel
+0, the raw microphones in 1-4 and what it plays in 5; the 6-mic kit gives 8, its last two
+what it plays. Opening the first four channels of the USB array, or beaming all six,
+hears the wrong sound."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+
+import numpy as np
+import pytest
+from array_rooms import free_field, geometry, read_clip, speaker_echo
+from test_array_replay import COMMAND, TALKER_DEG, espeak, replayed, write_channels
+
+from daemon_kit import write_config
+from sori.assemble.hearing import build_array, check_capture, front_end
+from sori.core.config import Config
+from sori.core.errors import AudioError, ConfigError
+from sori.hearing.audio.array import ChannelLayout, channel_layout
+from sori.hearing.audio.format import RATE_HZ, ChannelFrame, s16_to_float
+from sori.hearing.audio.front_end import ChannelEchoCancel
+from sori.hearing.audio.played import PlayedAudio
+
+USB = "respeaker-usb-4mic"
+USB_TOML = (
+    '\n[stt]\nwarm_up_s = 0.0\n\n[audio]\ndenoise = "off"\nchannels = 6\n\n'
+    f'[audio.array]\ngeometry = "{USB}"\n'
+)
+FRAME = 320
+
+
+def array_config(**audio) -> Config:
+    config = Config()
+    array = dataclasses.replace(config.audio.array, **audio.pop("array", {}))
+    return dataclasses.replace(
+        config, audio=dataclasses.replace(config.audio, denoise="off", array=array, **audio)
+    )
+
+
+def usb_capture(microphones: np.ndarray, processed: np.ndarray, playback: np.ndarray):
+    """Six channels as the USB array's firmware gives them."""
+    return np.column_stack([processed, microphones, playback]).astype(np.float32)
+
+
+def channel_frames(samples: np.ndarray) -> list[ChannelFrame]:
+    usable = len(samples) - len(samples) % FRAME
+    return [
+        ChannelFrame(samples[k : k + FRAME], k * 1_000_000_000 // RATE_HZ)
+        for k in range(0, usable, FRAME)
+    ]
+
+
+def beamed(config: Config, samples: np.ndarray, played: PlayedAudio | None = None) -> np.ndarray:
+    frames = front_end(config, channel_frames(samples), played, array=build_array(config))
+    return np.concatenate([s16_to_float(f.pcm) for f in frames])
+
+
+# -- which channels are the microphones --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("board", "captured", "microphones", "playback"),
+    [
+        (USB, 6, (1, 2, 3, 4), (5,)),
+        (USB, 4, (0, 1, 2, 3), ()),  # the microphones routed out by ALSA, or a recording
+        ("respeaker-6mic", 8, (0, 1, 2, 3, 4, 5), (6, 7)),
+        ("respeaker-6mic", 6, (0, 1, 2, 3, 4, 5), ()),
+        ("respeaker-4mic-hat", 4, (0, 1, 2, 3), ()),
+    ],
+)
+def test_a_board_s_channels_are_laid_out_as_its_driver_gives_them(
+    board, captured, microphones, playback
+):
+    layout = channel_layout(captured, geometry(board), board)
+    assert (layout.microphones, layout.playback) == (microphones, playback)
+
+
+def test_mic_channels_and_playback_channels_say_where_they_are_on_any_board():
+    square = geometry("respeaker-4mic-hat")
+    layout = channel_layout(8, square, "", [4, 5, 6, 7], [0])
+    assert layout == ChannelLayout(8, (4, 5, 6, 7), (0,))
+    assert not layout.first_channels
+    assert layout.channel_name(0) == "microphone 0 (channel 4)"
+    # on a named board, what is given wins over its layout
+    assert channel_layout(6, geometry(USB), USB, [4, 3, 2, 1]).microphones == (4, 3, 2, 1)
+    assert channel_layout(6, geometry(USB), USB, [4, 3, 2, 1]).playback == ()
+
+
+@pytest.mark.parametrize(
+    ("board", "captured", "mics", "playback", "says"),
+    [
+        (USB, 5, None, None, "the respeaker-usb-4mic gives 4 or 6 channels"),
+        ("respeaker-4mic-hat", 6, None, None, r"audio.array.mic_channels = \[0, 1, 2, 3\]"),
+        ("respeaker-4mic-hat", 2, None, None, "capture one channel per microphone"),
+        ("respeaker-4mic-hat", 6, [0, 1, 2], None, "names 3 channel.* places 4 microphones"),
+        ("respeaker-4mic-hat", 6, [0, 1, 2, 6], None, "channel 6 is not captured.* 0 to 5"),
+        ("respeaker-4mic-hat", 6, [0, 1, 1, 2], None, "channel 1 is given twice"),
+        ("respeaker-4mic-hat", 6, [0, 1, 2, 3], [3], "channel 3 is also a microphone"),
+        ("respeaker-4mic-hat", 6, [0, 1, 2, 3], [-1], "channel -1 is not captured"),
+    ],
+)
+def test_a_layout_that_cannot_be_is_a_config_error_that_says_what_to_set(
+    board, captured, mics, playback, says
+):
+    with pytest.raises(ConfigError, match=says):
+        channel_layout(captured, geometry(board), board, mics, playback)
+
+
+def test_the_config_builds_the_board_s_layout():
+    array = build_array(array_config(channels=6, array={"geometry": USB}))
+    assert (array.layout.microphones, array.layout.playback) == ((1, 2, 3, 4), (5,))
+    health = array.microphones()
+    assert (health["mic_channels"], health["playback_channels"]) == ([1, 2, 3, 4], [5])
+
+
+def test_the_beam_hears_the_microphones_channels_and_nothing_else(shared_dir):
+    """The USB array's six channels, its own mix in channel 0 a different sentence, beam
+    exactly what the four microphones alone beam."""
+    speech = read_clip(str(shared_dir / "audio" / "ko-read" / "zeroth_104_003_0294.wav"), 3.0)
+    other = read_clip(str(shared_dir / "audio" / "ko-read" / "zeroth_104_003_0374.wav"), 3.0)
+    microphones = free_field(speech, TALKER_DEG, USB)
+    six = usb_capture(microphones, other, np.zeros(len(speech)))
+    four = array_config(channels=4, array={"geometry": USB})
+    np.testing.assert_array_equal(
+        beamed(array_config(channels=6, array={"geometry": USB}), six),
+        beamed(four, microphones.astype(np.float32)),
+    )
+
+
+class FakeMic:
+    """An open microphone's device, as MicSource reports it (no sound card here)."""
+
+    def __init__(self, channels: int) -> None:
+        self.device_name, self.device_channels = "ReSpeaker 4 Mic Array (UAC1.0)", channels
+        self.closed = False
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_opening_the_first_channels_of_a_board_that_has_its_microphones_elsewhere_is_refused():
+    usb_four = build_array(array_config(channels=4, array={"geometry": USB}))
+    mic = FakeMic(6)
+    says = r"microphones are channels 1, 2, 3, 4.*set audio.channels = 6"
+    with pytest.raises(AudioError, match=says):
+        check_capture(usb_four, USB, mic)
+    assert mic.closed
+    check_capture(usb_four, USB, FakeMic(4))  # the 4 routed out by ALSA
+    check_capture(build_array(array_config(channels=6, array={"geometry": USB})), USB, FakeMic(6))
+    six_of_eight = build_array(array_config(channels=6, array={"geometry": "respeaker-6mic"}))
+    check_capture(six_of_eight, "respeaker-6mic", FakeMic(8))  # its microphones come first
+
+
+# -- the board's playback as the echo reference -------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def reply(shared_dir) -> np.ndarray:
+    """Sori's reply as a stand-in: 8 s of read speech, at half scale."""
+    clips = ("zeroth_104_003_0294.wav", "zeroth_104_003_0374.wav", "zeroth_104_003_0253.wav")
+    folder = shared_dir / "audio" / "ko-read"
+    speech = np.concatenate([read_clip(str(folder / clip), 4.0) for clip in clips])
+    speech = speech[: 8 * RATE_HZ]
+    return (0.5 * speech / np.abs(speech).max()).astype(np.float32)
+
+
+def test_the_board_s_playback_channel_cancels_its_echo_with_no_record_of_it(reply):
+    """What the board plays, heard through the room, with nobody talking: with its
+    playback channel as the reference the beam gives out far less of it (no PlayedAudio:
+    a recording replayed, or another program playing through the board)."""
+    echo = speaker_echo(reply)
+    six = usb_capture(echo, np.zeros(len(reply)), reply)
+    on = array_config(channels=6, array={"geometry": USB})
+    off = dataclasses.replace(on, audio=dataclasses.replace(on.audio, echo_cancel="off"))
+    late = slice(5 * RATE_HZ, None)  # learned: the last 3 s
+    left = np.mean(beamed(on, six)[late] ** 2) / np.mean(beamed(off, six)[late] ** 2)
+    assert 10 * np.log10(left) < -15
+
+
+def test_a_silent_playback_channel_hands_over_to_sori_s_record(reply, caplog):
+    """Sori plays through another output: the board's playback channel stays silent while
+    Sori's record sounds, so after `LOOPBACK_SILENT_S` the record is the reference, with a
+    warning, and the echo is cancelled from then on."""
+    echo = speaker_echo(reply)
+    six = usb_capture(echo, np.zeros(len(reply)), np.zeros(len(reply)))
+    played = PlayedAudio()
+    played.add(0, (reply * 32767).astype("<i2").tobytes(), RATE_HZ)
+    on = array_config(channels=6, array={"geometry": USB})
+    off = dataclasses.replace(on, audio=dataclasses.replace(on.audio, echo_cancel="off"))
+    with caplog.at_level(logging.WARNING):
+        cancelled = beamed(on, six, played)
+    assert "playback channel(s) 5 stayed silent while Sori spoke" in caplog.text
+    late = slice(5 * RATE_HZ, None)
+    left = np.mean(cancelled[late] ** 2) / np.mean(beamed(off, six, played)[late] ** 2)
+    assert 10 * np.log10(left) < -15
+
+
+def test_sori_replay_hears_a_command_over_what_the_board_plays(reply, tmp_path):
+    """A six-channel recording of the USB array: the command said from 60° while the
+    board plays 10 dB louder at the microphones, another command ("조명 켜 줘") in the
+    firmware's own mix. Replayed, Sori acts on the command the microphones heard; with
+    echo cancellation off it does not."""
+    said = espeak(tmp_path, COMMAND)
+    start = 5 * RATE_HZ
+    talker = np.zeros(len(reply) + RATE_HZ, np.float32)
+    talker[start : start + len(said)] = said
+    playing = np.zeros(len(talker), np.float32)
+    playing[: len(reply)] = reply
+    echo = speaker_echo(playing)
+    microphones = free_field(talker, TALKER_DEG, USB)
+    echo *= np.sqrt(np.mean(microphones[start : start + len(said)] ** 2) / np.mean(echo**2))
+    echo *= 10 ** (-10 / 20)
+    processed = np.zeros(len(talker), np.float32)
+    processed[start : start + len(said)] = espeak(tmp_path, "조명 켜줘")[: len(said)]
+    recording = write_channels(
+        tmp_path / "usb.wav", usb_capture(microphones + echo, processed, playing) * 0.8
+    )
+    heard, _ = replayed(write_config(tmp_path, "mqtt://127.0.0.1:1", USB_TOML), recording)
+    acted = [(r["transcript"].replace(" ", ""), r["intent"]) for r in heard if r["intent"]]
+    assert acted == [(COMMAND.replace(" ", ""), "HassTurnOff")], heard
+    deaf = tmp_path / "deaf"
+    deaf.mkdir()
+    no_cancel = USB_TOML.replace("channels = 6", 'channels = 6\necho_cancel = "off"')
+    unheard, _ = replayed(write_config(deaf, "mqtt://127.0.0.1:1", no_cancel), recording)
+    assert "HassTurnOff" not in [r["intent"] for r in unheard], unheard
+
+
+def test_the_cancellers_rest_while_the_board_plays_nothing():
+    """A playback channel holding only its converter's hiss (−80 dBFS) is no echo: once
+    it has been quiet for the filters' reach, the microphones pass as they are, at no
+    cost."""
+    rng = np.random.default_rng(3)
+    cancel = ChannelEchoCancel(None, 0, playback=(5,))
+    passed = []
+    for k in range(50):  # 1 s
+        captured = rng.normal(0, 1e-2, (FRAME, 6)).astype(np.float32)
+        captured[:, 5] = rng.normal(0, 1e-4, FRAME)
+        block = captured[:, 1:5]
+        out, energy = cancel.cancel(block, ChannelFrame(captured, k * 20_000_000), captured)
+        passed.append(out is block and energy == 0.0)
+    assert not any(passed[:12]) and all(passed[-20:])  # cancelling the first 256 ms
