@@ -4,6 +4,7 @@
     .venv/bin/python scripts/bench_frontend.py --only echo        # the cancellers
     .venv/bin/python scripts/bench_frontend.py --only dereverb --clips 4
     .venv/bin/python scripts/bench_frontend.py --only cpu
+    .venv/bin/python scripts/bench_frontend.py --only loopback    # an array's reference
 
 echo: Sori's own canceller (sori.hearing.audio.echo_cancel) against speexdsp's (`pip
 install speexdsp`, which builds against libspeexdsp: `apt-get install swig
@@ -38,6 +39,16 @@ how `audio.dereverb` is wired.
 
 cpu: each stage's process time per second of audio, one core: the cancellers, OnlineWpe
 with 1, 2, 4 and 6 channels, and the room's simulation (not a run-time stage).
+
+loopback: the reply and the music played by the device's own loudspeaker, 8 cm under a
+ReSpeaker USB array in a room (RT60 0.4 s, pyroomacoustics, tests/audio/array_rooms.py),
+through the array's front end (six channels as the board's firmware gives them, MVDR,
+a canceller per microphone), its reference: the board's playback channel; Sori's record
+of what it played, stamped as played; the record stamped 10 ms after the sound left the
+speaker (an output latency over-estimated); the record on a clock 100 or 500 ppm off
+the microphones' (a loudspeaker on another sound card). ERLE of the beam's output
+against the same front end with cancellation off, in the first 2 s and from 5 s on; CPU
+of the front end while the board plays, and while its playback channel is silent.
 """
 
 from __future__ import annotations
@@ -56,6 +67,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "device"))
 sys.path.insert(0, str(REPO / "tests"))  # echo_kit: the echo tests' fixtures
+sys.path.insert(0, str(REPO / "tests" / "audio"))  # array_rooms: the array tests' rooms
 
 import numpy as np  # noqa: E402
 
@@ -459,12 +471,107 @@ def bench_cpu(names: list[str]) -> dict:
     return {k: round(v, 4) for k, v in figures.items()}
 
 
+LOOPBACK_REFERENCES = (
+    ("the board's playback channel", None),
+    ("Sori's record, as played", (0.0, 0.0)),
+    ("the record, stamped 10 ms late", (10.0, 0.0)),
+    ("the record, clocks 100 ppm apart", (0.0, 100.0)),
+    ("the record, clocks 500 ppm apart", (0.0, 500.0)),
+)
+"""Each reference, and for Sori's record (ms its stamps are late, ppm its clock is off)."""
+
+
+def bench_loopback() -> list[dict]:
+    from array_rooms import speaker_echo
+
+    from echo_kit import REPLY, sori_says
+
+    base = Config()
+    reply = sori_says(base, REPLY) / 32768
+    played_sounds = {
+        "voice": reply,
+        "music": music(len(reply) / RATE, np.random.default_rng(5)) / 32768,
+    }
+    rows = []
+    print("| reference | ERLE voice, first 2 s / from 5 s (dB) | ERLE music (dB) |")
+    print("|---|---|---|")
+    for label, record in LOOPBACK_REFERENCES:
+        row: dict = {"reference": label}
+        for kind, sound in played_sounds.items():
+            echo = speaker_echo(sound)
+            playback = sound if record is None else np.zeros(len(sound))
+            six = np.column_stack([np.zeros(len(sound)), echo, playback]).astype(np.float32)
+            played = None if record is None else record_of(sound, *record)
+            kept = array_output(six, played, cancel=True)
+            echo_only = array_output(six, None, cancel=False)
+            row[kind] = [erle_db(echo_only[part], kept[part]) for part in ERLE_PARTS]
+        rows.append(row)
+        print(f"| {label} | {' / '.join(map(str, row['voice']))} "
+              f"| {' / '.join(map(str, row['music']))} |", flush=True)  # fmt: skip
+    for what, playing in (("playing", True), ("silent", False)):
+        sound = played_sounds["music"]
+        six = np.column_stack(
+            [np.zeros(len(sound)), speaker_echo(sound), sound if playing else 0 * sound]
+        ).astype(np.float32)
+        started = time.process_time()
+        array_output(six, None, cancel=True)
+        cpu = (time.process_time() - started) * RATE / len(sound)
+        rows.append({"cpu": f"front end, playback channel {what}", "s_per_s": round(cpu, 4)})
+        print(f"CPU of the front end, the board's playback {what}: {cpu:.4f} s per s")
+    return rows
+
+
+ERLE_PARTS = (slice(0, 2 * RATE), slice(5 * RATE, None))
+
+
+def erle_db(before: np.ndarray, after: np.ndarray) -> float:
+    return round(float(10 * np.log10(np.mean(before**2) / max(np.mean(after**2), 1e-20))), 1)
+
+
+def record_of(sound: np.ndarray, late_ms: float, ppm: float):  # noqa: ANN201
+    """Sori's record of playing `sound` from time 0: stamped `late_ms` late, on a clock
+    `ppm` off the microphones' (it says the sound was the speaker's a little stretched)."""
+    from sori.hearing.audio.played import PlayedAudio
+
+    played = PlayedAudio()
+    stretched = np.interp(np.arange(len(sound)) * (1 + ppm * 1e-6), np.arange(len(sound)), sound)
+    pcm = (np.clip(stretched, -1, 1) * 32767).astype("<i2").tobytes()
+    played.add(int(late_ms * 1e6), pcm, RATE)
+    return played
+
+
+def array_output(six: np.ndarray, played, cancel: bool) -> np.ndarray:  # noqa: ANN001
+    """The USB array's six channels through Sori's front end, as mono float: the echo
+    cancelled from its playback channel, or from `played` when given (the channel left
+    out, as on a board that has none)."""
+    from sori.assemble.hearing import build_array, front_end
+    from sori.hearing.audio.format import ChannelFrame, s16_to_float
+
+    base = Config()
+    audio = dataclasses.replace(
+        base.audio, channels=6, denoise="off", echo_cancel="auto" if cancel else "off",
+        array=dataclasses.replace(
+            base.audio.array, geometry="respeaker-usb-4mic",
+            mic_channels=[1, 2, 3, 4] if played is not None else [],
+        ),
+    )  # fmt: skip
+    config = dataclasses.replace(base, audio=audio)
+    frames = (
+        ChannelFrame(six[k : k + BLOCK], k * 1_000_000_000 // RATE)
+        for k in range(0, len(six) - BLOCK + 1, BLOCK)
+    )
+    heard = front_end(config, frames, played, array=build_array(config))
+    return np.concatenate([s16_to_float(frame.pcm) for frame in heard])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--clips-dir", default=str(REPO.parent / "shared" / "audio" / "ko-read"), type=Path
     )
-    parser.add_argument("--only", choices=("echo", "dereverb", "cpu"), help="one part only")
+    parser.add_argument(
+        "--only", choices=("echo", "dereverb", "cpu", "loopback"), help="one part only"
+    )
     parser.add_argument("--clips", type=int, default=4, help="clips for dereverb (default 4)")
     parser.add_argument(
         "--cancellers", default=",".join(CANCELLERS), help="of " + ", ".join(CANCELLERS)
@@ -482,6 +589,8 @@ def main() -> int:
         results["dereverb"] = bench_dereverb(args.clips_dir, args.clips)
     if args.only in (None, "cpu"):
         results["cpu"] = bench_cpu(names)
+    if args.only in (None, "loopback"):
+        results["loopback"] = bench_loopback()
     results["load_average"] = os.getloadavg()
     print("load average (1, 5, 15 min):", " ".join(f"{v:.2f}" for v in os.getloadavg()))
     if args.json:
