@@ -3,6 +3,7 @@ exit codes and JSON."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import tomllib
 from pathlib import Path
@@ -97,3 +98,28 @@ def test_self_test_fails_when_speech_commits_nothing_and_passes_on_a_command(tmp
     # heard and committed (whether it is fast enough depends on the machine, not checked)
     assert "1 utterance(s)" in command.detail and "nothing" not in command.detail
     assert "--clip" not in command.fix
+
+
+USB_ARRAY = {"name": "ReSpeaker 4 Mic Array (UAC1.0): USB Audio (hw:2,0)", "max_input_channels": 6}
+HEADPHONES = {"name": "bcm2835 Headphones: - (hw:0,0)", "max_input_channels": 0}
+
+
+def test_an_array_plugged_in_that_the_config_does_not_hear_through_fails_with_the_fix():
+    mono = Config()
+    check = doctor.check_array(mono, lambda: [HEADPHONES, USB_ARRAY])
+    assert not check.ok and "one microphone" in check.detail
+    assert check.fix.startswith("sori setup --array respeaker-usb-4mic --force")
+    assert 'device = "ReSpeaker 4 Mic Array (UAC1.0): USB Audio", channels = 6' in check.fix
+    array = dataclasses.replace(mono.audio.array, geometry="respeaker-usb-4mic")
+    four = dataclasses.replace(mono, audio=dataclasses.replace(mono.audio, channels=4, array=array))
+    assert not doctor.check_array(four, lambda: [USB_ARRAY]).ok  # the chip's mix as a mic
+    six = dataclasses.replace(four, audio=dataclasses.replace(four.audio, channels=6))
+    assert doctor.check_array(six, lambda: [USB_ARRAY]).ok
+    assert doctor.check_array(mono, lambda: [HEADPHONES]) is None  # no array: no check
+
+
+def test_a_failing_device_list_leaves_the_array_to_the_audio_check():
+    def broken():
+        raise OSError("PortAudio library not found")
+
+    assert doctor.check_array(Config(), broken) is None

@@ -163,3 +163,76 @@ def current_umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def test_an_array_named_is_written_with_its_channels_and_geometry(tmp_path):
+    """--array names the board: its driver's channels and geometry are written, and the
+    config hears the microphones' channels of it; with the board not plugged in, setup
+    says to set audio.device. --array none keeps one microphone."""
+    from sori.assemble.hearing import build_array
+
+    out = tmp_path / "array.toml"
+    done = sori(
+        "setup", "--array", "respeaker-usb-4mic", "--token-file", str(tmp_path / "token"),
+        "--non-interactive", "--json", "-o", str(out), home=tmp_path, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout)
+    assert record["array"] == {
+        "board": "respeaker-usb-4mic", "channels": 6, "device": "", "unsure": "",
+    }  # fmt: skip
+    assert record["notes"] == [
+        "no respeaker-usb-4mic is plugged in: set audio.device in the config once it is"
+    ]
+    config = load_config(str(out))
+    assert (config.audio.channels, config.audio.array.geometry) == (6, "respeaker-usb-4mic")
+    assert config.audio.dereverb == "spectral"  # the [audio] table holds both
+    layout = build_array(config).layout
+    assert (layout.microphones, layout.playback) == ((1, 2, 3, 4), (5,))
+    mono = tmp_path / "mono.toml"
+    done = sori(
+        "setup", "--array", "none", "--token-file", str(tmp_path / "token"),
+        "--non-interactive", "-o", str(mono), home=tmp_path, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert load_config(str(mono)).audio.channels == 1
+    wrong = sori("setup", "--array", "respeaker-9mic", "--non-interactive", "-o",
+                 str(tmp_path / "x.toml"), home=tmp_path, cwd=tmp_path)  # fmt: skip
+    assert wrong.returncode == 2 and "invalid choice" in wrong.stderr
+
+
+def test_an_array_found_plugged_in_is_heard_through_unless_its_name_could_be_another():
+    from sori.commands.setup import choose_array
+    from sori.hearing.audio.array import BoardFound
+
+    usb = BoardFound("respeaker-usb-4mic", 6, "ReSpeaker 4 Mic Array (UAC1.0): USB Audio")
+    kit = BoardFound("respeaker-6mic", 8, "seeed-8mic-voicecard", unsure="the Linear kit")
+    chosen, notes = choose_array(None, [usb])
+    assert chosen == usb and "--array none" in notes[0]
+    assert choose_array("none", [usb]) == (None, [])
+    chosen, notes = choose_array(None, [kit])
+    assert chosen is None and "--array respeaker-6mic --force if it is" in notes[0]
+    assert choose_array("respeaker-6mic", [kit]) == (kit, [])  # named: its device kept
+    assert choose_array(None, []) == (None, [])
+
+
+def test_on_a_terminal_an_array_found_is_asked_about(monkeypatch):
+    import argparse
+
+    from sori.commands.setup import ask
+    from sori.hearing.audio.array import BoardFound
+
+    usb = BoardFound("respeaker-usb-4mic", 6, "ReSpeaker 4 Mic Array (UAC1.0): USB Audio")
+    asked = []
+    for answer, array in (("", "respeaker-usb-4mic"), ("n", "none")):
+        monkeypatch.setattr("builtins.input", lambda prompt, a=answer: asked.append(prompt) or a)
+        args = argparse.Namespace(
+            area="거실", ha_url="", ha_token_env=None, mqtt_url="", wake=["소리야"],
+            across_room=True, array=None,
+        )  # fmt: skip
+        ask(args, [usb])
+        assert args.array == array
+    assert asked[0] == (
+        "Hear through the respeaker-usb-4mic (ReSpeaker 4 Mic Array (UAC1.0): USB Audio) "
+        "(Y/n) [y]: "
+    )

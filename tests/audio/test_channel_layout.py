@@ -21,7 +21,7 @@ from daemon_kit import write_config
 from sori.assemble.hearing import build_array, check_capture, front_end
 from sori.core.config import Config
 from sori.core.errors import AudioError, ConfigError
-from sori.hearing.audio.array import ChannelLayout, channel_layout
+from sori.hearing.audio.array import BoardFound, ChannelLayout, boards_among, channel_layout
 from sori.hearing.audio.format import RATE_HZ, ChannelFrame, s16_to_float
 from sori.hearing.audio.front_end import ChannelEchoCancel
 from sori.hearing.audio.played import PlayedAudio
@@ -244,3 +244,25 @@ def test_the_cancellers_rest_while_the_board_plays_nothing():
         out, energy = cancel.cancel(block, ChannelFrame(captured, k * 20_000_000), captured)
         passed.append(out is block and energy == 0.0)
     assert not any(passed[:12]) and all(passed[-20:])  # cancelling the first 256 ms
+
+
+# -- a board among the sound devices -------------------------------------------------------
+
+
+def test_a_board_is_known_among_the_sound_devices_by_its_card_s_name():
+    devices = [
+        {"name": "bcm2835 Headphones: - (hw:0,0)", "max_input_channels": 0},
+        {"name": "seeed-4mic-voicecard: bcm2835-i2s-ac10x-codec0 ac10x-codec.1-003b-0 (hw:1,0)",
+         "max_input_channels": 4},
+        {"name": "ReSpeaker 4 Mic Array (UAC1.0): USB Audio (hw:2,0)", "max_input_channels": 6},
+        {"name": "pulse", "max_input_channels": 32},
+    ]  # fmt: skip
+    assert boards_among(devices) == [
+        BoardFound("respeaker-4mic-hat", 4, "seeed-4mic-voicecard: bcm2835-i2s-ac10x-codec0 "
+                   "ac10x-codec.1-003b-0"),
+        BoardFound(USB, 6, "ReSpeaker 4 Mic Array (UAC1.0): USB Audio"),
+    ]  # fmt: skip
+    # the USB array's 1-channel firmware: the chip's own beam, one channel, no array
+    assert boards_among([{"name": "ReSpeaker 4 Mic Array (UAC1.0)", "max_input_channels": 1}]) == []
+    (kit,) = boards_among([{"name": "seeed-8mic-voicecard (hw:1,0)", "max_input_channels": 8}])
+    assert (kit.board, kit.channels) == ("respeaker-6mic", 8) and "Linear" in kit.unsure

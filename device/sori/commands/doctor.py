@@ -65,6 +65,8 @@ def run(args: argparse.Namespace) -> int:
         config = None
         checks.append(doctor.Check("config", False, str(exc), "fix the key it names"))
     if config is not None:
+        if (array := doctor.check_array(config)) is not None:
+            checks.append(array)
         checks.append(doctor.check_models(config, models_dir))
         uses = {d.handler for d in getattr(config.home, "devices", [])}
         checks += doctor.check_reachable(config, uses)

@@ -4,6 +4,12 @@ API token.
     sori setup                                   # asks a few questions on a terminal
     sori setup --area 거실 --ha-url http://homeassistant.local:8123 --non-interactive
     sori setup --token-file /etc/sori/api-token  # only the token, as before
+    sori setup --array respeaker-usb-4mic        # hear through a microphone array
+
+A ReSpeaker array plugged in is found by its sound card's name (asked about on a
+terminal; taken as it is otherwise, unless its name could be another board's) and
+written with its device, its channels and its geometry; `--array none` keeps one
+microphone.
 
 The config goes to `-o PATH` (default ~/.config/sori/sori.toml, where every command finds
 it); an existing one is kept unless --force. It is loaded back before it is written, and
@@ -20,15 +26,22 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sori.core.config import Config
 from sori.core.config.edit import replace_config
+from sori.core.config.sections import ARRAY_BOARDS
 from sori.core.config.starter import Answers, starter_toml
 from sori.core.errors import ConfigError
 from sori.serving.api_access import DEFAULT_TOKEN_FILE, write_token
 
+if TYPE_CHECKING:
+    from sori.hearing.audio.array import BoardFound
+
 DEFAULT_CONFIG_FILE = "~/.config/sori/sori.toml"
-CONFIG_FLAGS = ("output", "area", "ha_url", "ha_token_env", "mqtt_url", "wake", "across_room")
+CONFIG_FLAGS = (
+    "output", "area", "ha_url", "ha_token_env", "mqtt_url", "wake", "across_room", "array",
+)  # fmt: skip
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -79,6 +92,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         'room: take out the room\'s late echoes (audio.dereverb = "spectral"; the default). '
         "--no-across-room for a microphone spoken into from close by",
     )  # fmt: skip
+    parser.add_argument(
+        "--array", choices=(*ARRAY_BOARDS, "none"), metavar="BOARD",
+        help="the microphone array it hears through: " + ", ".join(ARRAY_BOARDS)
+        + "; 'none' for one microphone (default: the one found plugged in, if any)",
+    )  # fmt: skip
     return parser
 
 
@@ -96,8 +114,10 @@ def write_config(args: argparse.Namespace) -> int:
     target = Path(args.output or DEFAULT_CONFIG_FILE).expanduser().absolute()
     if target.exists() and not args.force:
         raise ConfigError(f"{target} exists; pass --force to replace it, or -o another path")
+    found = plugged_in_arrays()
     if not args.non_interactive and sys.stdin.isatty():
-        ask(args)
+        ask(args, found)
+    array, notes = choose_array(args.array, found)
     for flag, url, schemes in (
         ("--ha-url", args.ha_url, ("http://", "https://")),
         ("--mqtt-url", args.mqtt_url, ("mqtt://", "mqtts://")),
@@ -118,6 +138,9 @@ def write_config(args: argparse.Namespace) -> int:
         wake=[w.strip() for w in args.wake or [] if w.strip()],
         token_file=str(token),
         across_room=args.across_room is not False,
+        array=array.board if array else "",
+        array_channels=array.channels if array else 0,
+        array_device=array.device if array else "",
     )
     wake_section = "wake" in {f.name for f in dataclasses.fields(Config)}
     text = starter_toml(answers, datetime.date.today().isoformat(), wake_section)
@@ -132,10 +155,15 @@ def write_config(args: argparse.Namespace) -> int:
         steps.insert(0, f"export {answers.ha_token_env}=<HA long-lived access token>")
     steps.append(f"sori run{config_flag}")
     if args.json:
-        record = {"config": str(target), "token_file": str(token), "next": steps}
+        record = {
+            "config": str(target), "token_file": str(token), "next": steps,
+            "array": dataclasses.asdict(array) if array else None, "notes": notes,
+        }  # fmt: skip
         print(json.dumps(record, ensure_ascii=False))
         return 0
     print(f"# wrote {target} (it loads: checked)")
+    for note in notes:
+        print(f"# {note}")
     if answers.wake and not wake_section:
         print("# the wake phrases are written commented out: this Sori has no [wake] section")
     print("# next:")
@@ -144,8 +172,9 @@ def write_config(args: argparse.Namespace) -> int:
     return 0
 
 
-def ask(args: argparse.Namespace) -> None:
-    """Fill what the flags left out from a few questions (Enter keeps the default)."""
+def ask(args: argparse.Namespace, found: list[BoardFound]) -> None:
+    """Fill what the flags left out from a few questions (Enter keeps the default); an
+    array `found` plugged in is asked about."""
 
     def question(prompt: str, default: str = "") -> str:
         shown = f" [{default}]" if default else ""
@@ -168,6 +197,51 @@ def ask(args: argparse.Namespace) -> None:
     if args.across_room is None:
         far = question("Will people talk to it from a step away or more (Y/n)", "y")
         args.across_room = not far.lower().startswith("n")
+    if args.array is None and found:
+        board = found[0]
+        if board.unsure:
+            print(f"({board.device}: {board.unsure})")
+        use = question(f"Hear through the {board.board} ({board.device}) (Y/n)", "y")
+        args.array = board.board if not use.lower().startswith("n") else "none"
+
+
+def plugged_in_arrays() -> list[BoardFound]:
+    """The known microphone arrays among this machine's sound devices; none where
+    PortAudio is missing or cannot list them."""
+    from sori.hearing.audio.array import boards_among
+    from sori.hearing.audio.sources import import_sounddevice
+
+    try:
+        return boards_among(import_sounddevice().query_devices())
+    except Exception:  # no PortAudio, no devices: nothing found, as on a server
+        return []
+
+
+def choose_array(asked: str | None, found: list[BoardFound]) -> tuple[BoardFound | None, list[str]]:
+    """The array to hear through: the one `--array` (or the question) names, with its
+    device when it is plugged in; else the one found, unless its name could be another
+    board's. And notes for the person running setup."""
+    from sori.hearing.audio.array import BOARD_DEVICES, BoardFound
+
+    if asked == "none":
+        return None, []
+    if asked:
+        for board in found:
+            if board.board == asked:
+                return board, []
+        channels = next(n for _, b, n in BOARD_DEVICES if b == asked)
+        note = f"no {asked} is plugged in: set audio.device in the config once it is"
+        return BoardFound(asked, channels, ""), [note]
+    if not found:
+        return None, []
+    board = found[0]
+    if board.unsure:
+        return None, [
+            f"found {board.device}, which may be the {board.board}: {board.unsure}; "
+            f"run again with --array {board.board} --force if it is"
+        ]
+    return board, [f"hears through the {board.board} found ({board.device}); --array none "
+                   "for one microphone"]  # fmt: skip
 
 
 def make_token(args: argparse.Namespace) -> int:

@@ -195,6 +195,42 @@ def check_audio(query: Callable[[], Any] | None = None) -> list[Check]:
     return checks
 
 
+def check_array(config: Config, query: Callable[[], Any] | None = None) -> Check | None:
+    """Whether the config hears through the microphone array plugged in (a ReSpeaker
+    board known by its sound card's name); None when none is, or devices cannot be listed
+    (check_audio says why)."""
+    from sori.hearing.audio.array import boards_among
+
+    try:
+        if query is None:
+            import sounddevice
+
+            query = sounddevice.query_devices
+        found = boards_among(list(query()))
+    except Exception:
+        return None
+    if not found:
+        return None
+    board, audio = found[0], config.audio
+    named = audio.array.geometry == board.board and audio.channels == board.channels
+    if named or audio.channels > 1 and not audio.array.geometry:
+        placed = board.board if named else "mic_positions_m"
+        return Check(
+            "microphone array", True, f"{board.device}: {audio.channels} channels ({placed})"
+        )
+    unsure = f" ({board.unsure})" if board.unsure else ""
+    return Check(
+        "microphone array",
+        False,
+        f"{board.device}, a {board.board}{unsure}, is plugged in, but the config hears "
+        f"{audio.channels} channel(s)"
+        + (f" as a {audio.array.geometry}" if audio.channels > 1 else ", one microphone"),
+        f"sori setup --array {board.board} --force, or in sori.toml: [audio] device = "
+        f'"{board.device}", channels = {board.channels}; [audio.array] geometry = '
+        f'"{board.board}"',
+    )
+
+
 def check_models(config: Config, models_dir: Path) -> Check:
     problems, present = [], []
     for entry in load_catalog():

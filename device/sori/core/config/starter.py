@@ -43,6 +43,13 @@ class Answers:
     across_room: bool = True
     """People talk to the speaker from a step (0.7 m) away or more, as to any speaker in a
     room, not into its microphone from close by: dereverberation on."""
+    array: str = ""
+    """The microphone array it hears through (`audio.array.geometry`); empty for one
+    microphone."""
+    array_channels: int = 0
+    """The channels the array's driver gives (`audio.channels`)."""
+    array_device: str = ""
+    """The array's sound device (`audio.device`); empty when it was not found."""
 
 
 def area_id(name: str) -> str:
@@ -108,15 +115,24 @@ def starter_toml(answers: Answers, written_on: str = "", wake_section: bool = Fa
             "# The local HTTP API; clients send `Authorization: Bearer $(cat TOKEN_FILE)`.",
             f"token_file = {toml_string(answers.token_file)}",
         ]
+    audio = array_lines(answers)
     if answers.across_room:
-        lines += [
-            "",
-            "[audio]",
+        audio += [
             "# Talked to from a step away or more: the room's late echoes are taken out, which",
             "# hears far more commands from 0.7 m on (16 -> 28 of 40 at 0.7 m, 8 -> 15 at 2 m).",
             "# It delays everything by 32 ms and costs a little to a voice at the microphone",
             '# itself; "off" for that (docs/hearing.md, Reverberation).',
             'dereverb = "spectral"',
+        ]
+    if audio:
+        lines += ["", "[audio]", *audio]
+    if answers.array:
+        lines += [
+            "",
+            "[audio.array]",
+            "# The board's microphone positions, and which of its channels are microphones",
+            "# and which what it plays (docs/hearing.md, A board's channels).",
+            f"geometry = {toml_string(answers.array)}",
         ]
     if answers.wake and wake_section:
         phrases = ", ".join(toml_string(p) for p in answers.wake)
@@ -131,3 +147,26 @@ def starter_toml(answers: Answers, written_on: str = "", wake_section: bool = Fa
             f"# phrases = [{phrases}]",
         ]
     return "\n".join(lines) + "\n"
+
+
+def array_lines(answers: Answers) -> list[str]:
+    """The [audio] keys that hear through the array `answers` names (none without one)."""
+    if not answers.array:
+        return []
+    if answers.array_device:
+        device = [
+            f"# The {answers.array}, as this machine named it when `sori setup` ran.",
+            f"device = {toml_string(answers.array_device)}",
+        ]
+    else:
+        device = [
+            "# The array's sound device (`python -m sounddevice` lists them); until set, the",
+            "# default input, which may be another microphone.",
+            '# device = ""',
+        ]
+    return [
+        *device,
+        "# Every channel its driver gives: the microphones, and what it plays, which is the",
+        "# echo canceller's reference.",
+        f"channels = {answers.array_channels}",
+    ]

@@ -21,7 +21,9 @@ array's +x axis) and elevation φ. A two-microphone array cannot tell front from
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -80,6 +82,22 @@ BOARD_CHANNELS: dict[str, dict[int, tuple[tuple[int, ...], tuple[int, ...]]]] = 
 }
 """How a board's driver lays out more channels than it has microphones, by the channels
 captured: (the microphones' channels in the order of `BOARDS`, the playback's channels)."""
+
+BOARD_DEVICES: tuple[tuple[tuple[str, ...], str, int], ...] = (
+    # The names a board's sound card goes by (ALSA's card name and id, as PortAudio lists
+    # them, lower case), the board, and the channels its driver gives.
+    (("respeaker 4 mic array", "arrayuac10"), "respeaker-usb-4mic", 6),
+    (("seeed-2mic-voicecard", "seeed2micvoicec"), "respeaker-2mic-hat", 2),
+    (("seeed-4mic-voicecard", "seeed4micvoicec"), "respeaker-4mic-hat", 4),
+    (("seeed-8mic-voicecard", "seeed8micvoicec"), "respeaker-6mic", 8),
+)
+"""How `sori setup` and `sori doctor` know a board among the sound devices. The USB
+array's 1-channel firmware gives one channel, the chip's own beam: no array to Sori."""
+UNSURE_BOARDS = {
+    "respeaker-6mic": "the same driver serves the ReSpeaker 4-Mic Linear Array kit, whose "
+    "microphone positions Sori does not know (give them as mic_positions_m)",
+}
+"""Why a board's sound card alone may not tell which board it is."""
 
 MAX_EXTENT_M = 1.0
 """Farthest a microphone may be from another (a board, or a bar under a television)."""
@@ -257,6 +275,37 @@ def _count_error(captured: int, geometry: ArrayGeometry, board: str) -> str:
         f"audio.array.mic_channels = {list(range(geometry.channels))} (counted from 0, in "
         "the order of the positions)"
     )
+
+
+@dataclass(frozen=True)
+class BoardFound:
+    """A known microphone array among the sound devices."""
+
+    board: str
+    """Its `audio.array.geometry`."""
+    channels: int
+    """The `audio.channels` its driver gives."""
+    device: str
+    """The `audio.device` that names it: its name without the card's number, which can
+    change from one boot to the next."""
+    unsure: str = ""
+    """Why its name alone may not tell the board (`UNSURE_BOARDS`); empty when it does."""
+
+
+def boards_among(devices: Iterable[Mapping[str, Any]]) -> list[BoardFound]:
+    """The known arrays among `devices` (sounddevice.query_devices() entries) that give
+    their driver's channels, in the order listed."""
+    found = []
+    for info in devices:
+        name = str(info.get("name", ""))
+        for names, board, channels in BOARD_DEVICES:
+            if (
+                any(n in name.lower() for n in names)
+                and info.get("max_input_channels", 0) >= channels
+            ):
+                device = name.split(" (hw:")[0]
+                found.append(BoardFound(board, channels, device, UNSURE_BOARDS.get(board, "")))
+    return found
 
 
 def unit_vectors(azimuth_deg: np.ndarray, elevation_deg: np.ndarray) -> np.ndarray:
