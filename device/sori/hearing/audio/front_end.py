@@ -577,7 +577,7 @@ def array_frames(
         block = captured if microphones is None else captured[:, microphones]
         echo_energy = 0.0
         if echo is not None:
-            block, echo_energy = echo.cancel(block, frame, captured)
+            block, echo_energy = echo.cancel(block, frame)
         if dereverb is not None:
             block = dereverb.process(block)
         mono = array.process(block)
@@ -612,15 +612,12 @@ class ChannelEchoCancel:
         """How long the playback channels have been under `LOOPBACK_FLOOR`."""
         self._cancellers: list[EchoCanceller] = []
 
-    def cancel(
-        self, block: np.ndarray, frame: ChannelFrame, captured: np.ndarray
-    ) -> tuple[np.ndarray, float]:
-        """The microphones' `block` of `frame` (all its `captured` channels) without the
-        echo, and the echo energy taken from the first microphone (int16 scale, as
-        `AudioFrame.echo_energy`)."""
+    def cancel(self, block: np.ndarray, frame: ChannelFrame) -> tuple[np.ndarray, float]:
+        """The microphones' `block` of `frame` without the echo, and the echo energy taken
+        from the first microphone (int16 scale, as `AudioFrame.echo_energy`)."""
         if not self._cancellers:
             self._cancellers = [EchoCanceller(len(block)) for _ in range(block.shape[1])]
-        reference = self._reference(frame, captured)
+        reference = self._reference(frame)
         if reference is None:
             return block, 0.0  # nothing played for longer than the filters reach
         cleaned = block.astype(np.float64) * 32768.0
@@ -635,18 +632,18 @@ class ChannelEchoCancel:
                     energy = float(removed @ removed)
         return (cleaned / 32768.0).astype(np.float32), energy
 
-    def _reference(self, frame: ChannelFrame, captured: np.ndarray) -> np.ndarray | None:
+    def _reference(self, frame: ChannelFrame) -> np.ndarray | None:
         """What the speaker played during `frame` (float, int16 scale); None when neither
         it nor anything within the filters' reach sounded."""
         active = self._cancellers[0].active
         start, end = self._origin_ns + frame.start_ns, self._origin_ns + frame.end_ns
         if self._playback:
-            loop = captured[:, self._playback].mean(axis=1).astype(np.float64) * 32768.0
+            loop = frame.samples[:, self._playback].mean(axis=1).astype(np.float64) * 32768.0
             if np.sqrt(np.mean(loop**2)) >= LOOPBACK_FLOOR:
                 self._silent_s, self._quiet_s = 0.0, 0.0
                 return loop
             if self._sori_unheard(start, end):
-                return self._reference(frame, captured)  # from Sori's record now
+                return self._reference(frame)  # from Sori's record now
             self._quiet_s += (end - start) / 1e9
             if self._quiet_s * 1000 < TAPS_MS:
                 return loop  # a pause in what it plays: its faint sound is still the echo's
