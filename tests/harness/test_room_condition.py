@@ -146,7 +146,8 @@ def test_sori_test_hears_a_fixture_said_across_the_room(tmp_path, shared_dir):
 
 def test_sori_test_hears_a_four_microphone_room_through_the_array(tmp_path):
     """A 4-mic room reaches the array front end channel by channel (the clean original
-    alike at every microphone); a room whose mics differ from audio.channels is refused."""
+    alike at every microphone), in the channels the board gives them; a room whose mics
+    differ from the array's is refused."""
     from sori.testing.harness.runner import Runner
 
     config = tmp_path / "sori.toml"
@@ -164,6 +165,13 @@ def test_sori_test_hears_a_four_microphone_room_through_the_array(tmp_path):
         assert run["utterances"] and run["utterances"][0]["transcript"], run
     assert far["utterances"][0]["doa_deg"] is not None  # the beam found the talker
 
+    # the USB array's six channels: the room's four microphones in channels 1-4
+    config.write_text(config.read_text("utf-8").replace("channels = 4", "channels = 6"), "utf-8")
+    six = Runner(load_manifest(path)).run(0, 1)
+    assert [(u["transcript"], u["doa_deg"]) for u in six["utterances"]] == [
+        (u["transcript"], u["doa_deg"]) for u in far["utterances"]
+    ]
+
     path.write_text(defaults + FIXTURE + "augment:\n  - {room: {mics: 2}}\n", "utf-8")
-    with pytest.raises(ManifestError, match="gives 2 channel.* audio.channels is 4"):
+    with pytest.raises(ManifestError, match="gives 2 microphone.* the config's array has 4"):
         Runner(load_manifest(path))

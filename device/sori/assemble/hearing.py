@@ -16,7 +16,13 @@ from sori.core.config import AudioConfig, Config, SttConfig
 from sori.core.config.sections import DEREVERBS
 from sori.core.errors import AudioError, ConfigError, SoriError
 from sori.core.events import Event
-from sori.hearing.audio.array import BOARD_CHANNELS, array_geometry, channel_layout
+from sori.hearing.audio.array import (
+    BOARD_CHANNELS,
+    ArrayGeometry,
+    ChannelLayout,
+    array_geometry,
+    channel_layout,
+)
 from sori.hearing.audio.denoise import build_denoiser, check_denoise, denoised
 from sori.hearing.audio.denoise_decision import DenoiseDecision
 from sori.hearing.audio.echo_cancel import cancel_echo
@@ -199,6 +205,16 @@ def front_end(
 def build_array(config: Config) -> ArrayFrontEnd | None:
     """The array's front end for one audio stream (`audio.channels` > 1), its geometry
     and which captured channels are its microphones checked; None with one microphone."""
+    found = array_layout(config)
+    if found is None:
+        return None
+    geometry, layout = found
+    return ArrayFrontEnd(geometry, config.audio.array.beamform, layout)
+
+
+def array_layout(config: Config) -> tuple[ArrayGeometry, ChannelLayout] | None:
+    """The array's microphones and which captured channels they are (`audio.channels` >
+    1), checked (a ConfigError says what to set); None with one microphone."""
     audio = config.audio
     if audio.channels == 1:
         return None
@@ -207,7 +223,7 @@ def build_array(config: Config) -> ArrayFrontEnd | None:
     layout = channel_layout(
         audio.channels, geometry, array.geometry, array.mic_channels, array.playback_channels
     )
-    return ArrayFrontEnd(geometry, array.beamform, layout)
+    return geometry, layout
 
 
 def check_capture(array: ArrayFrontEnd, board: str, source: Any) -> None:

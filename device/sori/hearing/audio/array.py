@@ -194,6 +194,16 @@ class ChannelLayout:
         captured: the frames pass to the front end as they are."""
         return self.microphones == tuple(range(self.captured))
 
+    def as_captured(self, microphones: np.ndarray) -> np.ndarray:
+        """The channels the board would give for its microphones' signals (samples,
+        microphones): each in its channel, the others silent (a simulated room hears no
+        playback and makes no chip's mix)."""
+        if self.first_channels:
+            return microphones
+        out = np.zeros((len(microphones), self.captured), microphones.dtype)
+        out[:, list(self.microphones)] = microphones
+        return out
+
     def channel_name(self, microphone: int) -> str:
         """How a person finds `microphone` (an index into the positions) in `arecord`."""
         if self.first_channels:

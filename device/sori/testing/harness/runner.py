@@ -13,12 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from sori.assemble.hearing import hearing_recognizer
+from sori.assemble.hearing import array_layout, hearing_recognizer
 from sori.assemble.understanding import home_from_config, presets_from_config
 from sori.core.config import Config, load_config
 from sori.core.errors import AudioError
 from sori.core.home import Home
-from sori.hearing.audio.array import array_geometry, plane_wave
+from sori.hearing.audio.array import plane_wave
 from sori.hearing.audio.augment import to_pcm16
 from sori.hearing.audio.format import RATE_HZ, AudioFrame, ChannelFrame
 from sori.hearing.audio.ring import FrameChunker
@@ -49,16 +49,18 @@ def load_understanding(manifest: Manifest) -> Understanding:
 
 
 def check_channels(manifest: Manifest, config: Config) -> None:
-    """Every simulated room gives audio.channels channels (its `mics`); a recording with
-    no room of its own reaches a microphone array as a plane wave from in front of it
-    (see `Runner.run`)."""
-    wanted = config.audio.channels
+    """Every simulated room has as many microphones (its `mics`) as the config's array (1
+    without one); a recording with no room of its own reaches a microphone array as a
+    plane wave from in front of it (see `Runner.run`). Both are laid into the channels
+    the board gives (`audio.array.mic_channels`)."""
+    array = array_layout(config)
+    wanted = 1 if array is None else array[0].channels
     for augmentation in manifest.augmentations:
         room = augmentation.room
         if room is not None and room.mics != wanted:
             raise ManifestError(
-                f"augmentation {augmentation.name!r} gives {room.mics} channel(s) but the "
-                f"config's audio.channels is {wanted}: give its room mics: {wanted}"
+                f"augmentation {augmentation.name!r} gives {room.mics} microphone(s) but "
+                f"the config's array has {wanted}: give its room mics: {wanted}"
             )
 
 
@@ -137,9 +139,12 @@ class Runner:
         signal = conditions.apply(self.audio(fixture_index), augmentation, rng, voices)
         config = self.understanding.config
         channels = config.audio.channels
-        if signal.ndim == 1 and channels > 1:  # no room of its own: a talker in front
-            array = config.audio.array
-            signal = plane_wave(signal, array_geometry(array.geometry, array.mic_positions_m))
+        if (array := array_layout(config)) is not None:
+            geometry, layout = array
+            if signal.ndim == 1:  # no room of its own: a talker in front
+                signal = layout.as_captured(plane_wave(signal, geometry))
+            elif augmentation.room is not None:  # the room's microphones
+                signal = layout.as_captured(signal)
         source = PcmSource(fixture.name, to_pcm16(signal), config.audio.frame_ms, channels)
         records = self.hear(source)
         verdict = judge(fixture, records, self.understanding.presets)
