@@ -41,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
     from sori.testing.harness.record import (  # the audio extra: not for --help
         append_fixture,
         capture,
+        check_new_fixture,
     )
 
     expect: dict[str, Any] = {}
@@ -62,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
     if not 0 < args.seconds <= 120:
         print("sori record: --seconds must be above 0 and at most 120", file=sys.stderr)
         return 2
+    check_new_fixture(Path(args.manifest), args.label, expect)  # before anyone speaks
     config = load_config(args.config)
     channels = config.audio.channels  # an array's fixture keeps every channel captured
     if args.input:
@@ -69,9 +71,13 @@ def run(args: argparse.Namespace) -> int:
 
         source = FileSource(args.input, config.audio.frame_ms)
     else:
+        from sori.assemble.hearing import build_array, check_capture
         from sori.hearing.audio.sources import MicSource
 
+        array = build_array(config)  # the board's layout checked before the device opens
         source = MicSource(config.audio.device, config.audio.frame_ms, channels=channels).open()
+        if array is not None:
+            check_capture(array, config.audio.array.geometry, source)
         print(f"recording {args.seconds:g} s: speak now", file=sys.stderr)
     pcm = capture(source, args.seconds, channels)
     wav = append_fixture(Path(args.manifest), args.label, pcm, expect, channels=channels)

@@ -272,15 +272,23 @@ class MicSource:
         except Exception:  # the device cannot do 16 kHz: capture at its rate, resample
             rate = int(info["default_samplerate"])
         self._resampler = _Resampler(rate, self._channels)
-        self._stream = sd.InputStream(
-            samplerate=rate,
-            channels=self._channels,
-            dtype="float32",
-            blocksize=rate * self._frame_ms // 1000,
-            device=device,
-            callback=self._callback,
-        )
-        self._stream.start()
+        try:
+            self._stream = sd.InputStream(
+                samplerate=rate,
+                channels=self._channels,
+                dtype="float32",
+                blocksize=rate * self._frame_ms // 1000,
+                device=device,
+                callback=self._callback,
+            )
+            self._stream.start()
+        except sd.PortAudioError as exc:
+            raise AudioError(
+                f"cannot open input device {self.device_name!r} with {self._channels} "
+                f"channel(s) at {rate} Hz ({exc}): another program may hold it (fuser -v "
+                "/dev/snd/* shows which), or its driver takes other channel counts or rates "
+                "(arecord -D hw:CARD --dump-hw-params lists them)"
+            ) from None
         log.info("microphone %s open at %d Hz", info.get("name", device), rate)
         return self
 

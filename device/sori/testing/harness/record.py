@@ -54,6 +54,28 @@ def _pieces(source: Any, channels: int) -> Iterator[bytes]:
         yield float_to_s16(frame.samples.reshape(-1))
 
 
+def check_new_fixture(
+    manifest_path: Path, label: str, expect: dict[str, Any], clips: str = "clips"
+) -> tuple[dict[str, Any], str | None]:
+    """Refuse, before anything is recorded, a fixture that could not be appended: a bad
+    label, no expectation, a clip of that name already there, a manifest that is not
+    one. The manifest's data (empty when new) and its text as it was (None when new)."""
+    if not LABEL.match(label):
+        raise ManifestError(f"--label {label!r}: use letters, digits, '_', '-' or '.'")
+    if not expect:
+        raise ManifestError("say what the recording must do: --intent, --transcript or --no-action")
+    wav = manifest_path.parent / clips / f"{label}.wav"
+    if wav.exists():
+        raise ManifestError(f"{wav} exists; choose another --label")
+    before = manifest_path.read_text(encoding="utf-8") if manifest_path.exists() else None
+    data = read_yaml(before, manifest_path) if before else {}
+    if not isinstance(data, dict):
+        raise ManifestError(f"{manifest_path}: not a manifest (a mapping with 'fixtures')")
+    if not isinstance(data.setdefault("fixtures", []), list):
+        raise ManifestError(f"{manifest_path}: fixtures: must be a list")
+    return data, before
+
+
 def append_fixture(
     manifest_path: Path,
     label: str,
@@ -64,22 +86,12 @@ def append_fixture(
 ) -> Path:
     """Write `pcm` (`channels` interleaved) as `clips/<label>.wav` beside the manifest and
     append the fixture (created if the manifest does not exist); the WAV's path."""
-    if not LABEL.match(label):
-        raise ManifestError(f"--label {label!r}: use letters, digits, '_', '-' or '.'")
-    if not expect:
-        raise ManifestError("say what the recording must do: --intent, --transcript or --no-action")
+    data, before = check_new_fixture(manifest_path, label, expect, clips)
     folder = manifest_path.parent / clips
     wav = folder / f"{label}.wav"
-    if wav.exists():
-        raise ManifestError(f"{wav} exists; choose another --label")
-    before = manifest_path.read_text(encoding="utf-8") if manifest_path.exists() else None
-    data = read_yaml(before, manifest_path) if before else {}
-    if not isinstance(data, dict):
-        raise ManifestError(f"{manifest_path}: not a manifest (a mapping with 'fixtures')")
-    fixtures = data.setdefault("fixtures", [])
-    if not isinstance(fixtures, list):
-        raise ManifestError(f"{manifest_path}: fixtures: must be a list")
-    fixtures.append({"name": label, "audio": f"{clips}/{label}.wav", "expect": expect})
+    data.setdefault("fixtures", []).append(
+        {"name": label, "audio": f"{clips}/{label}.wav", "expect": expect}
+    )
     folder.mkdir(parents=True, exist_ok=True)
     write_wav(wav, pcm, channels=channels)
     manifest_path.write_text(
