@@ -111,3 +111,19 @@ def test_mic_unknown_device_names_the_fix(monkeypatch):
     monkeypatch.setitem(sys.modules, "sounddevice", FakeSounddevice([]))
     with pytest.raises(AudioError, match="python -m sounddevice"):
         MicSource("hw:9").open()
+
+
+def test_a_device_that_will_not_open_says_what_to_check(monkeypatch):
+    """PortAudio refuses the stream (another program holds the device, or its driver
+    takes other channel counts): an AudioError that says how to find out, no traceback."""
+
+    class Busy(FakeSounddevice):
+        def InputStream(self, **kwargs):  # noqa: N802 (sounddevice's name)
+            raise self.PortAudioError("Error opening InputStream: Device unavailable [-9985]")
+
+    monkeypatch.setitem(sys.modules, "sounddevice", Busy([]))
+    with pytest.raises(AudioError) as refused:
+        MicSource("usb").open()
+    says = str(refused.value)
+    assert "cannot open input device 'Fake USB mic' with 1 channel(s) at 48000 Hz" in says
+    assert "Device unavailable" in says and "fuser -v /dev/snd/*" in says
