@@ -49,8 +49,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "setup",
         help="prepare this machine for 'sori run': write sori.toml and the HTTP API token",
         description="Write a starter sori.toml (the room, Home Assistant, the MQTT broker, "
-        "the wake phrase, how far away people talk to it: asked for, or taken from the "
-        "flags) and generate an API token for the HTTP API into a file only you can read "
+        "the wake phrase, how far away people talk to it, a ReSpeaker array plugged in: "
+        "asked for, or taken from the flags) and generate an API token for the HTTP API "
+        "into a file only you can read "
         "(mode 0600); with only --token-file, "
         "just the token, with the [http] config lines and a curl example. The daemon "
         "requires 'Authorization: Bearer TOKEN' on POST /say, and on everything but /health "
