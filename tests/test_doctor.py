@@ -123,3 +123,17 @@ def test_a_failing_device_list_leaves_the_array_to_the_audio_check():
         raise OSError("PortAudio library not found")
 
     assert doctor.check_array(Config(), broken) is None
+
+
+def test_a_board_the_config_names_that_is_not_listed_fails_with_its_card():
+    """A HAT whose driver did not load after an upgrade lists no card: the config's board
+    is missing, said with the card to look for."""
+    base = Config()
+    array = dataclasses.replace(base.audio.array, geometry="respeaker-4mic-hat")
+    hat = dataclasses.replace(base, audio=dataclasses.replace(base.audio, channels=4, array=array))
+    check = doctor.check_array(hat, lambda: [HEADPHONES])
+    assert not check.ok and "no sound card of one is listed" in check.detail
+    assert "'seeed-4mic-voicecard'" in check.fix and "arecord -l" in check.fix
+    own = dataclasses.replace(hat.audio.array, geometry="")  # placed by mic_positions_m
+    own_board = dataclasses.replace(hat, audio=dataclasses.replace(hat.audio, array=own))
+    assert doctor.check_array(own_board, lambda: [HEADPHONES]) is None  # no card to look for

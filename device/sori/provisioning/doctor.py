@@ -197,9 +197,9 @@ def check_audio(query: Callable[[], Any] | None = None) -> list[Check]:
 
 def check_array(config: Config, query: Callable[[], Any] | None = None) -> Check | None:
     """Whether the config hears through the microphone array plugged in (a ReSpeaker
-    board known by its sound card's name); None when none is, or devices cannot be listed
-    (check_audio says why)."""
-    from sori.hearing.audio.array import boards_among
+    board known by its sound card's name), and whether the board the config names is
+    there; None when neither applies, or devices cannot be listed (check_audio says why)."""
+    from sori.hearing.audio.array import BOARD_DEVICES, boards_among
 
     try:
         if query is None:
@@ -209,9 +209,19 @@ def check_array(config: Config, query: Callable[[], Any] | None = None) -> Check
         found = boards_among(list(query()))
     except Exception:
         return None
+    audio = config.audio
     if not found:
-        return None
-    board, audio = found[0], config.audio
+        cards = [names[0] for names, board, _ in BOARD_DEVICES if board == audio.array.geometry]
+        if audio.channels == 1 or not cards:
+            return None
+        return Check(
+            "microphone array",
+            False,
+            f"the config hears a {audio.array.geometry}, but no sound card of one is listed",
+            f"plug it in; a HAT needs its driver loaded (its card, {cards[0]!r}, shows in "
+            "arecord -l once it is)",
+        )
+    board = found[0]
     named = audio.array.geometry == board.board and audio.channels == board.channels
     if named or audio.channels > 1 and not audio.array.geometry:
         placed = board.board if named else "mic_positions_m"
