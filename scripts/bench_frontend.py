@@ -545,7 +545,8 @@ def array_output(six: np.ndarray, played, cancel: bool) -> np.ndarray:  # noqa: 
     cancelled from its playback channel, or from `played` when given (the channel left
     out, as on a board that has none)."""
     from sori.assemble.hearing import build_array, front_end
-    from sori.hearing.audio.format import ChannelFrame, s16_to_float
+    from sori.hearing.audio.format import s16_to_float
+    from sori.hearing.audio.sources import ChannelChunker
 
     base = Config()
     audio = dataclasses.replace(
@@ -556,10 +557,7 @@ def array_output(six: np.ndarray, played, cancel: bool) -> np.ndarray:  # noqa: 
         ),
     )  # fmt: skip
     config = dataclasses.replace(base, audio=audio)
-    frames = (
-        ChannelFrame(six[k : k + BLOCK], k * 1_000_000_000 // RATE)
-        for k in range(0, len(six) - BLOCK + 1, BLOCK)
-    )
+    frames = ChannelChunker(BLOCK * 1000 // RATE, six.shape[1]).push(six)
     heard = front_end(config, frames, played, array=build_array(config))
     return np.concatenate([s16_to_float(frame.pcm) for frame in heard])
 

@@ -25,6 +25,7 @@ from sori.hearing.audio.array import BoardFound, ChannelLayout, boards_among, ch
 from sori.hearing.audio.format import RATE_HZ, ChannelFrame, s16_to_float
 from sori.hearing.audio.front_end import ChannelEchoCancel
 from sori.hearing.audio.played import PlayedAudio
+from sori.hearing.audio.sources import ChannelChunker
 
 USB = "respeaker-usb-4mic"
 USB_TOML = (
@@ -47,16 +48,9 @@ def usb_capture(microphones: np.ndarray, processed: np.ndarray, playback: np.nda
     return np.column_stack([processed, microphones, playback]).astype(np.float32)
 
 
-def channel_frames(samples: np.ndarray) -> list[ChannelFrame]:
-    usable = len(samples) - len(samples) % FRAME
-    return [
-        ChannelFrame(samples[k : k + FRAME], k * 1_000_000_000 // RATE_HZ)
-        for k in range(0, usable, FRAME)
-    ]
-
-
 def beamed(config: Config, samples: np.ndarray, played: PlayedAudio | None = None) -> np.ndarray:
-    frames = front_end(config, channel_frames(samples), played, array=build_array(config))
+    frames = ChannelChunker(config.audio.frame_ms, samples.shape[1]).push(samples)
+    frames = front_end(config, frames, played, array=build_array(config))
     return np.concatenate([s16_to_float(f.pcm) for f in frames])
 
 

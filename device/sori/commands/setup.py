@@ -222,7 +222,7 @@ def choose_array(asked: str | None, found: list[BoardFound]) -> tuple[BoardFound
     """The array to hear through: the one `--array` (or the question) names, with its
     device when it is plugged in; else the one found, unless its name could be another
     board's. And notes for the person running setup."""
-    from sori.hearing.audio.array import BOARD_DEVICES, BoardFound
+    from sori.hearing.audio.array import BoardFound, driver_channels
 
     if asked == "none":
         return None, []
@@ -230,9 +230,8 @@ def choose_array(asked: str | None, found: list[BoardFound]) -> tuple[BoardFound
         for board in found:
             if board.board == asked:
                 return board, []
-        channels = next(n for _, b, n in BOARD_DEVICES if b == asked)
         note = f"no {asked} is plugged in: set audio.device in the config once it is"
-        return BoardFound(asked, channels, ""), [note]
+        return BoardFound(asked, driver_channels(asked), ""), [note]
     if not found:
         return None, []
     board = found[0]

@@ -211,7 +211,7 @@ def check_array(config: Config, query: Callable[[], Any] | None = None) -> Check
         return None
     audio = config.audio
     if not found:
-        cards = [names[0] for names, board, _ in BOARD_DEVICES if board == audio.array.geometry]
+        cards = BOARD_DEVICES.get(audio.array.geometry)
         if audio.channels == 1 or not cards:
             return None
         return Check(

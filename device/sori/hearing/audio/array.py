@@ -83,14 +83,14 @@ BOARD_CHANNELS: dict[str, dict[int, tuple[tuple[int, ...], tuple[int, ...]]]] = 
 """How a board's driver lays out more channels than it has microphones, by the channels
 captured: (the microphones' channels in the order of `BOARDS`, the playback's channels)."""
 
-BOARD_DEVICES: tuple[tuple[tuple[str, ...], str, int], ...] = (
-    # The names a board's sound card goes by (ALSA's card name and id, as PortAudio lists
-    # them, lower case), the board, and the channels its driver gives.
-    (("respeaker 4 mic array", "arrayuac10"), "respeaker-usb-4mic", 6),
-    (("seeed-2mic-voicecard", "seeed2micvoicec"), "respeaker-2mic-hat", 2),
-    (("seeed-4mic-voicecard", "seeed4micvoicec"), "respeaker-4mic-hat", 4),
-    (("seeed-8mic-voicecard", "seeed8micvoicec"), "respeaker-6mic", 8),
-)
+BOARD_DEVICES: dict[str, tuple[str, ...]] = {
+    # The names a board's sound card goes by: ALSA's card name and id, as PortAudio lists
+    # them, lower case.
+    "respeaker-usb-4mic": ("respeaker 4 mic array", "arrayuac10"),
+    "respeaker-2mic-hat": ("seeed-2mic-voicecard", "seeed2micvoicec"),
+    "respeaker-4mic-hat": ("seeed-4mic-voicecard", "seeed4micvoicec"),
+    "respeaker-6mic": ("seeed-8mic-voicecard", "seeed8micvoicec"),
+}
 """How `sori setup` and `sori doctor` know a board among the sound devices. The USB
 array's 1-channel firmware gives one channel, the chip's own beam: no array to Sori."""
 UNSURE_BOARDS = {
@@ -302,13 +302,20 @@ class BoardFound:
     """Why its name alone may not tell the board (`UNSURE_BOARDS`); empty when it does."""
 
 
+def driver_channels(board: str) -> int:
+    """The channels the named board's driver gives: all it records (`BOARD_CHANNELS`),
+    else one per microphone."""
+    return max(BOARD_CHANNELS.get(board, {}), default=len(BOARDS[board]))
+
+
 def boards_among(devices: Iterable[Mapping[str, Any]]) -> list[BoardFound]:
     """The known arrays among `devices` (sounddevice.query_devices() entries) that give
     their driver's channels, in the order listed."""
     found = []
     for info in devices:
         name = str(info.get("name", ""))
-        for names, board, channels in BOARD_DEVICES:
+        for board, names in BOARD_DEVICES.items():
+            channels = driver_channels(board)
             if (
                 any(n in name.lower() for n in names)
                 and info.get("max_input_channels", 0) >= channels

@@ -261,8 +261,8 @@ class MicSource:
         """Channels the device gives; `audio.channels` opens the first of them."""
         if self._channels > self.device_channels:
             raise AudioError(
-                f"input device {info.get('name', device)!r} has "
-                f"{info.get('max_input_channels')} channel(s), audio.channels is "
+                f"input device {self.device_name!r} has "
+                f"{self.device_channels} channel(s), audio.channels is "
                 f"{self._channels}; choose the array's device (python -m sounddevice) or "
                 "set audio.channels to what it has"
             )
@@ -289,7 +289,7 @@ class MicSource:
                 "/dev/snd/* shows which), or its driver takes other channel counts or rates "
                 "(arecord -D hw:CARD --dump-hw-params lists them)"
             ) from None
-        log.info("microphone %s open at %d Hz", info.get("name", device), rate)
+        log.info("microphone %s open at %d Hz", self.device_name, rate)
         return self
 
     def _callback(self, indata, frames, time_info, status) -> None:  # PortAudio thread
