@@ -48,7 +48,12 @@ of what it played, stamped as played; the record stamped 10 ms after the sound l
 speaker (an output latency over-estimated); the record on a clock 100 or 500 ppm off
 the microphones' (a loudspeaker on another sound card). ERLE of the beam's output
 against the same front end with cancellation off, in the first 2 s and from 5 s on; CPU
-of the front end while the board plays, and while its playback channel is silent.
+of the front end while the board plays, and while its playback channel is silent. Then
+the wake phrase ("현재") said from 60° over what another program plays through the board
+(two read clips, a talk show; and the music), at 1-8 s after it began (the cancellers
+fresh at 0), its echo 0 and 10 dB louder than the voice: trials in which Sori's pipeline,
+its gate closed, woke once at the phrase's place; and the same with the frames not saying
+that the speaker sounded, so that the detector looks only at each utterance's start.
 """
 
 from __future__ import annotations
@@ -481,7 +486,7 @@ LOOPBACK_REFERENCES = (
 """Each reference, and for Sori's record (ms its stamps are late, ppm its clock is off)."""
 
 
-def bench_loopback() -> list[dict]:
+def bench_loopback(clips_dir: Path) -> list[dict]:
     from array_rooms import speaker_echo
 
     from echo_kit import REPLY, sori_says
@@ -518,7 +523,80 @@ def bench_loopback() -> list[dict]:
         cpu = (time.process_time() - started) * RATE / len(sound)
         rows.append({"cpu": f"front end, playback channel {what}", "s_per_s": round(cpu, 4)})
         print(f"CPU of the front end, the board's playback {what}: {cpu:.4f} s per s")
+    rows.append({"wake": loopback_wakes(clips_dir, played_sounds["music"])})
     return rows
+
+
+BOARD_WAKE_AT_S = (1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 6.0, 8.0)
+"""When the phrase is said over what the board plays, in seconds after it began playing
+(the cancellers fresh at 0: the first seconds are their learning)."""
+BOARD_PROGRAMME = ("picovoice_leopard_test_ko.wav", "zeroth_104_003_0294.wav")
+"""Read clips another program plays through the board (a talk show: words in it)."""
+
+
+def loopback_wakes(clips_dir: Path, music_played: np.ndarray) -> list[dict]:
+    """The wake phrase said from 60° over what another program plays through the board
+    (nothing of it in Sori's record), at BOARD_WAKE_AT_S, its echo WAKE_ECHO_DB louder:
+    trials in which it woke once, at its place; heard as Sori hears it, and with the
+    frames not telling that the speaker sounded (the detector then looks only at each
+    utterance's start, as before)."""
+    from array_rooms import free_field, speaker_echo
+
+    from sori.assemble.wake import build_wake_detector
+
+    talk = np.concatenate([opening(clips_dir / name, 8.0) for name in BOARD_PROGRAMME]) / 32768
+    played_sounds = {"read speech": talk, "music": music_played}
+    board = board_config(cancel=True)
+    config = dataclasses.replace(board, wake=dataclasses.replace(board.wake, phrases=[WAKE_PHRASE]))
+    detector = build_wake_detector(config)
+    phrase = opening(clips_dir / WAKE_CLIP, WAKE_SAID_S + 0.45) / 32768
+    trials = len(BOARD_WAKE_AT_S) * len(WAKE_ECHO_DB)
+    rows = []
+    print(f"\nThe wake phrase over what another program plays through the board, {trials} trials")
+    print("| played | woken once, at its place | without listening all through |")
+    print("|---|---|---|")
+    for kind, sound in played_sounds.items():
+        sound = np.resize(sound, int((max(BOARD_WAKE_AT_S) + 3) * RATE)).astype(np.float32)
+        echo = speaker_echo(sound)
+        found = {True: 0, False: 0}
+        for at_s in BOARD_WAKE_AT_S:
+            talker = np.zeros(len(sound), np.float32)
+            talker[int(at_s * RATE) : int(at_s * RATE) + len(phrase)] = phrase
+            microphones = free_field(talker, 60.0)
+            voice = np.mean(microphones[microphones.any(axis=1)] ** 2)
+            for louder_db in WAKE_ECHO_DB:
+                scaled = echo * np.sqrt(voice / np.mean(echo**2)) * 10 ** (louder_db / 20)
+                six = np.column_stack([np.zeros(len(sound)), microphones + scaled, sound])
+                six = (0.5 * six / np.abs(six).max()).astype(np.float32)
+                said = at_s + WAKE_SAID_S
+                for through in found:
+                    wakes = board_wakes(six, config, detector, through)
+                    found[through] += len(wakes) == 1 and said - 0.3 < wakes[0] < said + 0.6
+        rows.append({"played": kind, "woken": found[True], "as_before": found[False],
+                     "trials": trials})  # fmt: skip
+        print(f"| {kind} | {found[True]} of {trials} | {found[False]} of {trials} |", flush=True)
+    return rows
+
+
+def board_wakes(six: np.ndarray, config: Config, detector, listening_through: bool) -> list[float]:  # noqa: ANN001
+    """Where wake phrases start in the USB array's `six` channels, in seconds, heard live
+    with the gate closed; without `listening_through`, the frames do not say that the
+    speaker sounded."""
+    from sori.assemble.hearing import build_array, build_hearing, front_end
+    from sori.core.events import WakeDetected
+    from sori.hearing.audio.sources import ChannelChunker
+    from sori.hearing.pacing import ReplayClock, replay
+    from sori.serving.conversation.listening import Conversation
+
+    array = build_array(config)
+    frames = front_end(config, ChannelChunker(20, six.shape[1]).push(six), array=array)
+    if not listening_through:
+        frames = (dataclasses.replace(frame, echo_energy=0.0) for frame in frames)
+    clock = ReplayClock()
+    conversation = Conversation(gated=True, live=True)
+    hearing = build_hearing(config, None, None, clock, 0, detector, conversation, array)
+    events = replay(frames, hearing, clock)
+    return [e.start_ns / 1e9 for e in events if isinstance(e, WakeDetected)]
 
 
 ERLE_PARTS = (slice(0, 2 * RATE), slice(5 * RATE, None))
@@ -548,18 +626,24 @@ def array_output(six: np.ndarray, played, cancel: bool) -> np.ndarray:  # noqa: 
     from sori.hearing.audio.format import s16_to_float
     from sori.hearing.audio.sources import ChannelChunker
 
+    config = board_config(cancel, played is not None)
+    frames = ChannelChunker(BLOCK * 1000 // RATE, six.shape[1]).push(six)
+    heard = front_end(config, frames, played, array=build_array(config))
+    return np.concatenate([s16_to_float(frame.pcm) for frame in heard])
+
+
+def board_config(cancel: bool, no_loopback: bool = False) -> Config:
+    """The USB array's six channels, denoising off; its playback channel left out
+    (`no_loopback`), as on a board that has none."""
     base = Config()
     audio = dataclasses.replace(
         base.audio, channels=6, denoise="off", echo_cancel="auto" if cancel else "off",
         array=dataclasses.replace(
             base.audio.array, geometry="respeaker-usb-4mic",
-            mic_channels=[1, 2, 3, 4] if played is not None else [],
+            mic_channels=[1, 2, 3, 4] if no_loopback else [],
         ),
     )  # fmt: skip
-    config = dataclasses.replace(base, audio=audio)
-    frames = ChannelChunker(BLOCK * 1000 // RATE, six.shape[1]).push(six)
-    heard = front_end(config, frames, played, array=build_array(config))
-    return np.concatenate([s16_to_float(frame.pcm) for frame in heard])
+    return dataclasses.replace(base, audio=audio)
 
 
 def main() -> int:
@@ -588,7 +672,7 @@ def main() -> int:
     if args.only in (None, "cpu"):
         results["cpu"] = bench_cpu(names)
     if args.only in (None, "loopback"):
-        results["loopback"] = bench_loopback()
+        results["loopback"] = bench_loopback(args.clips_dir)
     results["load_average"] = os.getloadavg()
     print("load average (1, 5, 15 min):", " ".join(f"{v:.2f}" for v in os.getloadavg()))
     if args.json:

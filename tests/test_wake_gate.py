@@ -1,7 +1,8 @@
 """The wake gate's own-voice decision while Sori speaks, with a detector that hears a
 phrase in every stream's second second: what echo cancellation took out of the phrase's
 frames says whether the phrase was Sori's, and what Sori was saying then is checked with
-the next frame, after `WakeHeard` has let the daemon duck the reply."""
+the next frame, after `WakeHeard` has let the daemon duck the reply. And a phrase inside
+an utterance that what the board plays opened, with Sori silent."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from sori.core.events import WakeDetected, WakeDismissed, WakeHeard
 from sori.hearing.audio.format import AudioFrame
 from sori.hearing.audio.played import PlayedAudio
 from sori.hearing.wake.base import Detection
-from sori.hearing.wake_gate import ECHO_SHARE_DB, WakeGate, Woken
+from sori.hearing.wake_gate import ECHO_SHARE_DB, NeverOpen, WakeGate, Woken
 
 S = 1_000_000_000
 FRAME_NS = 20_000_000
@@ -120,3 +121,90 @@ def test_a_phrase_heard_as_the_utterance_ends_is_settled_at_once():
     made = heard(0.0, Detector(), seconds=1.5)
     assert [type(w) for _, w in made] == [WakeHeard, WakeDetected]
     assert made[-1][0] == -1
+
+
+# -- while the board plays something else ------------------------------------------------
+
+SAID = 7777
+"""The sample value of the frames in which "소리야" is said."""
+
+
+class Spotter:
+    """A stream that hears "소리야" in the frames of `SAID`, as a spotter does: only when
+    the stream began at most `rearm_s` before the phrase."""
+
+    def __init__(self, rearm_s: float):
+        self.rearm_ns = int(rearm_s * S)
+        self.fed_ns = 0
+        self.said_ns: int | None = None
+        self.done = False
+
+    def feed(self, pcm):
+        saying = np.frombuffer(pcm, "<i2")[0] == SAID
+        if saying and self.said_ns is None:
+            self.said_ns = self.fed_ns
+        self.fed_ns += len(pcm) // 2 * S // 16000
+        if self.done or self.said_ns is None or saying:
+            return []
+        self.done = True  # the phrase has ended
+        if self.said_ns > self.rearm_ns:
+            return []
+        return [Detection("소리야", self.said_ns / S, (self.fed_ns - FRAME_NS) / S, 5.0)]
+
+    def finish(self):
+        return []
+
+    def close(self):
+        self.done = True
+
+
+class SpotterDetector:
+    name, phrases, rearm_s = "stub", ["소리야"], 1.0
+
+    def open_stream(self, within=False):
+        return Spotter(self.rearm_s)
+
+
+def woken_in_song(echo_energy: float) -> list[WakeDetected]:
+    """Wake phrases found in a 4 s utterance, "소리야" said 2.5-2.9 s into it, with Sori
+    silent (no record of anything played) and `echo_energy` taken out of every frame."""
+    gate = WakeGate(NeverOpen(), SpotterDetector(), FakeClock())
+    frames = [
+        AudioFrame(np.full(320, SAID if 125 <= i < 145 else 100, "<i2").tobytes(), i * FRAME_NS,
+                   echo_energy)
+        for i in range(200)
+    ]  # fmt: skip
+    gate.begin(0, frames[0])
+    made = [w for f in frames for w in gate.feed(f)] + gate.finish()
+    return [w.event if isinstance(w, Woken) else w for w in made]
+
+
+def test_a_phrase_inside_an_utterance_the_board_s_playback_opened_wakes():
+    """Another program plays a song through the board: what echo cancellation leaves of it
+    opened the utterance 2.5 s before the user's "소리야". While the speaker sounds,
+    streams begin within the utterance, as while Sori speaks, and the phrase wakes at once
+    (no check against Sori's voice: Sori said nothing)."""
+    (event,) = woken_in_song(echo_energy=1e6)
+    assert isinstance(event, WakeDetected) and event.phrase == "소리야"
+    assert 2.5 * S <= event.start_ns <= 2.5 * S + FRAME_NS
+
+
+def test_with_the_speaker_silent_only_the_utterance_s_start_is_listened_to():
+    """Nothing cancelled: the utterance is the user's, and a phrase starts it or is no
+    wake phrase."""
+    assert woken_in_song(echo_energy=0.0) == []
+
+
+def test_a_phrase_from_where_another_talker_took_the_utterance_over_is_left_to_theirs():
+    """The beam turned to a new talker at `until_ns`: a phrase heard over Sori's voice
+    from there on is theirs, heard again in their utterance, so this one dismisses it
+    (the daemon unducks) instead of waking; one that began before is settled."""
+    for until_s, expected in ((0.9, WakeDismissed), (1.2, WakeDetected)):
+        gate = WakeGate(Speaking(), Detector(), FakeClock())
+        left = np.full(320, 100, "<i2").tobytes()
+        frames = [AudioFrame(left, i * FRAME_NS, 1e3) for i in range(75)]  # to 1.5 s
+        gate.begin(0, frames[0])
+        made = [w for f in frames for w in gate.feed(f)]
+        assert [type(w) for w in made] == [WakeHeard]  # at 1.5 s, checked with the next
+        (settled,) = gate.finish(until_ns=int(until_s * S))
+        assert isinstance(settled, expected) and settled.phrase == "소리야"

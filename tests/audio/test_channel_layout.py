@@ -226,6 +226,71 @@ def test_sori_replay_hears_a_command_over_what_the_board_plays(reply, tmp_path):
     assert "HassTurnOff" not in [r["intent"] for r in unheard], unheard
 
 
+@pytest.fixture(scope="module")
+def song(shared_dir) -> np.ndarray:
+    """What another program plays through the board: 8 s of read speech, half scale."""
+    speech = read_clip(str(shared_dir / "audio" / "ko-read" / "picovoice_leopard_test_ko.wav"), 8)
+    speech = np.resize(speech, 8 * RATE_HZ)
+    return (0.5 * speech / np.abs(speech).max()).astype(np.float32)
+
+
+@pytest.mark.parametrize(
+    ("said_s", "taken_over"),
+    [(2.5, False), (2.0, True)],
+    ids=["inside-the-song-s-utterance", "the-beam-turns-to-the-user"],
+)
+def test_a_wake_phrase_said_as_the_board_starts_playing_wakes_once_at_its_place(
+    song, shared_dir, said_s, taken_over
+):
+    """Another program starts playing read speech through the board (Sori has no record
+    of it); while the cancellers learn, what they leave opens an utterance at 0.7 s. The
+    user's "현재" (a shared clip's opening word), its echo 6 dB louder than the voice,
+    comes later in it. Said at 2.5 s it stays inside that utterance, past the
+    detector's first look: while the speaker sounds the detector listens all through an
+    utterance. Said at 2 s the beam turns to the user and their utterance opens where
+    they began: the phrase wakes there, and not in the song's utterance as well."""
+    from sori.assemble.wake import build_wake_detector
+    from sori.core.events import SpeechStarted, SpeechStopped, WakeDetected
+    from sori.testing.replaying import replay_events
+
+    clip = shared_dir / "audio" / "ko-read" / "zeroth_104_003_0253.wav"
+    phrase = read_clip(str(clip), 1.1)[int(0.6 * RATE_HZ) :]  # "현재" at 0.06-0.45 s
+    talker = np.zeros(len(song), np.float32)
+    talker[int(said_s * RATE_HZ) : int(said_s * RATE_HZ) + len(phrase)] = phrase
+    microphones = free_field(talker, TALKER_DEG, USB)
+    echo = speaker_echo(song)
+    echo *= np.sqrt(np.mean(microphones[microphones.any(axis=1)] ** 2) / np.mean(echo**2)) * 2
+    six = usb_capture(microphones + echo, np.zeros(len(song)), song) * 0.5
+    base = array_config(channels=6, array={"geometry": USB})
+    config = dataclasses.replace(base, wake=dataclasses.replace(base.wake, phrases=["현재"]))
+    detector = build_wake_detector(config)
+    events, _ = replay_events(Recording(six), config, None, None, wake=detector)
+    (woke,) = [e for e in events if isinstance(e, WakeDetected)]
+    assert woke.phrase == "현재"
+    assert abs(woke.start_ns / 1e9 - (said_s + 0.06)) < 0.3
+    (opened,) = [
+        e for e in events if isinstance(e, SpeechStarted) and e.utterance_id == woke.utterance_id
+    ]
+    split = [e for e in events if isinstance(e, SpeechStopped)][0].audio_end_ns
+    assert (split == opened.audio_start_ns) is taken_over
+    if not taken_over:  # the song opened it, more than the detector's first look before
+        assert opened.audio_start_ns < (said_s - 1.5) * 1e9
+
+
+class Recording:
+    """Channels in memory, as a replay source."""
+
+    name = "recording"
+
+    def __init__(self, samples: np.ndarray) -> None:
+        self.samples = samples
+
+    def channel_frames(self, channels: int):  # noqa: ANN201
+        chunker = ChannelChunker(20, channels)
+        yield from chunker.push(self.samples.astype(np.float32))
+        yield from chunker.flush()
+
+
 def test_the_cancellers_rest_while_the_board_plays_nothing():
     """A playback channel holding only its converter's hiss (−80 dBFS) is no echo: once
     it has been quiet for the filters' reach, the microphones pass as they are, at no

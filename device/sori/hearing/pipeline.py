@@ -361,8 +361,9 @@ class Hearing:
         """The utterance ended: the wake detector's part of it, then the turn's (which
         commits nothing when another talker `taken_over` it)."""
         events.append(boundary)
-        if self.wake.listening:
-            events.extend(self.wake.finish())  # nothing follows a phrase found now
+        if self.wake.listening:  # nothing follows a phrase found now; after a takeover, a
+            # phrase from where the new talker began is heard again in their utterance
+            events.extend(self.wake.finish(boundary.audio_end_ns if taken_over else None))
         if self._turn is not None:
             self._close(boundary.audio_end_ns, boundary.t_ns, events, taken_over)
         if self.denoise is not None:

@@ -22,6 +22,14 @@ the phrase comes first as `WakeHeard`, on which the daemon ducks the reply, then
 `WakeDetected` or `WakeDismissed`. The same goes for the rest of a woken utterance once Sori
 answers its command (`listen_again`): the answer often begins before the pause that would
 end the utterance.
+
+A board that captures its own playback has every sound it plays cancelled, not only
+Sori's: music another program plays through it too (`AudioFrame.speaker_sounded`). What
+cancellation leaves of a song with words in it is speech to the voice detector, above all
+in the first seconds while the filters learn, so a "소리야" said over the song may fall
+inside an utterance the song opened. Streams begin every `rearm_s` while the speaker
+sounds, as while Sori speaks; a phrase heard while Sori is silent wakes at once, since the
+own-voice checks are about Sori's voice.
 """
 
 from __future__ import annotations
@@ -206,20 +214,30 @@ class WakeGate:
         self.busy_ns += time.perf_counter_ns() - t0
         return heard
 
-    def finish(self) -> list[WakeDetected | WakeHeard | WakeDismissed]:
+    def finish(self, until_ns: int | None = None) -> list[WakeDetected | WakeHeard | WakeDismissed]:
         """The utterance ended: a wake phrase found at its very end (nothing follows it),
-        and one heard over Sori's voice told from Sori's own at once."""
+        and one heard over Sori's voice told from Sori's own at once. With `until_ns`
+        (clock time), another talker took the utterance over there: a phrase that begins
+        there or later is theirs, heard again in their utterance, and left out of this one
+        (one already `WakeHeard` is dismissed here)."""
         utt = self._utt
         assert utt is not None
         self._utt = None
         t0 = time.perf_counter_ns()
         events: list[WakeDetected | WakeHeard | WakeDismissed] = []
         if utt.pending is not None:
-            events.append(_event(self._settle(utt)))
+            _, pending = utt.pending
+            if until_ns is not None and pending.start_ns >= until_ns:
+                utt.pending = None
+                events.append(WakeDismissed(self.clock.now_ns(), utt.utterance_id, pending.phrase))
+            else:
+                events.append(_event(self._settle(utt)))
         for spot in utt.spots:
             found = spot.stream.finish()  # every stream finishes: its spotter is free again
             if any(isinstance(e, WakeDetected) for e in events):
                 continue
+            if until_ns is not None:
+                found = [d for d in found if self._start_ns(spot, d) < until_ns]
             event = self._heard(utt, spot, found)
             if event is not None:
                 events.append(event)
@@ -242,9 +260,10 @@ class WakeGate:
         return _Spot(stream, first.start_ns)
 
     def _rearms(self, utt: _Utterance, frame: AudioFrame) -> bool:
-        """Whether a fresh stream begins with `frame`: Sori speaks, nothing has woken the
-        utterance yet, and no stream hears a phrase beginning here."""
-        if utt.woken or not self.sori_speaks(frame):
+        """Whether a fresh stream begins with `frame`: the speaker sounds (Sori speaks, or
+        the board plays), nothing has woken the utterance yet, and no stream hears a phrase
+        beginning here."""
+        if utt.woken or not (frame.speaker_sounded or self.sori_speaks(frame)):
             return False
         if not utt.spots:
             return True
@@ -317,11 +336,15 @@ class WakeGate:
         return Woken(event, after)
 
     def _detected(self, utt: _Utterance, spot: _Spot, found: Detection) -> WakeDetected:
-        base = self.origin_ns + spot.first_ns
+        end_ns = self.origin_ns + spot.first_ns + int(found.end_s * 1e9)
         return WakeDetected(
             self.clock.now_ns(), utt.utterance_id, found.phrase,
-            base + int(found.start_s * 1e9), base + int(found.end_s * 1e9), found.score,
+            self._start_ns(spot, found), end_ns, found.score,
         )  # fmt: skip
+
+    def _start_ns(self, spot: _Spot, found: Detection) -> int:
+        """Clock time where `spot`'s detection `found` begins."""
+        return self.origin_ns + spot.first_ns + int(found.start_s * 1e9)
 
 
 def _event(settled: Woken | WakeDismissed) -> WakeDetected | WakeDismissed:

@@ -65,8 +65,16 @@ class AudioFrame:
     start_ns: int
     """Stream time of the first sample, in nanoseconds from the start of the stream."""
     echo_energy: float = 0.0
-    """Energy (sum of squared samples) of Sori's own voice that echo cancellation took out
-    of this frame (sori.hearing.audio.echo_cancel); 0 where it took out nothing."""
+    """Energy (sum of squared samples) of the speaker's sound that echo cancellation took
+    out of this frame: Sori's own voice (sori.hearing.audio.echo_cancel), or whatever the
+    board plays where its playback channel is the reference (sori.hearing.audio.front_end);
+    0 where it took out nothing."""
+
+    @property
+    def speaker_sounded(self) -> bool:
+        """Echo cancellation worked on this frame: the device's speaker sounded within the
+        cancellers' reach, so what is left of its sound may be heard in it."""
+        return self.echo_energy > 0
 
     @property
     def samples(self) -> int:
