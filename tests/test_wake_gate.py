@@ -208,3 +208,27 @@ def test_a_phrase_from_where_another_talker_took_the_utterance_over_is_left_to_t
         assert [type(w) for w in made] == [WakeHeard]  # at 1.5 s, checked with the next
         (settled,) = gate.finish(until_ns=int(until_s * S))
         assert isinstance(settled, expected) and settled.phrase == "소리야"
+
+
+def test_a_phrase_heard_again_after_a_takeover_opens_the_command_without_a_second_event():
+    """The song's utterance woke at 2.5 s; the beam turned to the user late and split it
+    at 1.5 s, and the user's utterance hears the same frames again: the phrase opens its
+    command (`Woken.again`), and the daemon, told once, is not told twice."""
+    gate = WakeGate(NeverOpen(), SpotterDetector(), FakeClock())
+    frames = [
+        AudioFrame(np.full(320, SAID if 125 <= i < 145 else 100, "<i2").tobytes(), i * FRAME_NS,
+                   1e6)
+        for i in range(200)
+    ]  # fmt: skip
+    gate.begin(0, frames[0])
+    (first,) = [w for f in frames[:150] for w in gate.feed(f)]
+    assert isinstance(first, Woken) and not first.again
+    assert gate.finish(until_ns=int(1.5 * S)) == []
+    gate.begin(1, frames[75])
+    (second,) = [w for f in frames[75:150] for w in gate.feed(f)]
+    assert isinstance(second, Woken) and second.again
+    assert (second.event.start_ns, second.event.end_ns) == (
+        first.event.start_ns,
+        first.event.end_ns,
+    )
+    assert second.after[0].end_ns > second.event.end_ns  # the command after it is heard

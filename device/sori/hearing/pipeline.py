@@ -478,7 +478,8 @@ class Hearing:
                 events.append(heard)
         if woken is None:
             return
-        events.append(woken.event)
+        if not woken.again:
+            events.append(woken.event)
         if self.recognizer is None:
             return
         self._open(woken.event.utterance_id, woken.event.end_ns)
@@ -618,7 +619,8 @@ class Hearing:
         events.append(final_event)
         if taken_over:  # someone else's words (a television's) mixed with the talker's
             commits: list[Event] = []
-            speech_end_ns = audio_end_ns
+            speech_end_ns = max(audio_end_ns, turn.speech_start_ns)  # a wake phrase may
+            # have opened the turn after where the talker who took it over began
         else:
             commits, speech_end_ns = self.commits.final(turn, final, audio_end_ns)
         events += commits

@@ -95,6 +95,9 @@ class Woken:
     """The detection, in clock-comparable stream times."""
     after: list[AudioFrame]
     """The utterance's frames so far that end after the phrase: the command's start."""
+    again: bool = False
+    """The phrase was reported before, in the utterance another talker took over (the
+    array's beam turned to them late): this one opens the command, with no new event."""
 
 
 @dataclass(slots=True)
@@ -142,6 +145,8 @@ class WakeGate:
         self.busy_ns = 0
         """Processing time spent in the wake detector, in nanoseconds."""
         self._utt: _Utterance | None = None
+        self._reported: tuple[int, int] = (0, 0)
+        """Clock times where the last phrase reported began and ended."""
 
     @property
     def muted(self) -> bool:
@@ -225,24 +230,31 @@ class WakeGate:
         self._utt = None
         t0 = time.perf_counter_ns()
         events: list[WakeDetected | WakeHeard | WakeDismissed] = []
+        woke = False
         if utt.pending is not None:
             _, pending = utt.pending
             if until_ns is not None and pending.start_ns >= until_ns:
                 utt.pending = None
                 events.append(WakeDismissed(self.clock.now_ns(), utt.utterance_id, pending.phrase))
             else:
-                events.append(_event(self._settle(utt)))
+                settled = self._settle(utt)
+                woke = isinstance(settled, Woken)
+                events += _reported(settled)
         for spot in utt.spots:
             found = spot.stream.finish()  # every stream finishes: its spotter is free again
-            if any(isinstance(e, WakeDetected) for e in events):
+            if woke:
                 continue
             if until_ns is not None:
                 found = [d for d in found if self._start_ns(spot, d) < until_ns]
             event = self._heard(utt, spot, found)
-            if event is not None:
-                events.append(event)
             if isinstance(event, WakeHeard):
-                events.append(_event(self._settle(utt)))
+                events.append(event)
+                settled = self._settle(utt)
+                woke = isinstance(settled, Woken)
+                events += _reported(settled)
+            elif event is not None:  # heard with Sori silent: it wakes
+                woke = True
+                events += [] if self._again(event) else [event]
         self.busy_ns += time.perf_counter_ns() - t0
         return events
 
@@ -333,7 +345,17 @@ class WakeGate:
         utt.woken = True
         after = [f for f in utt.frames if self.origin_ns + f.end_ns > event.end_ns]
         utt.frames.clear()
-        return Woken(event, after)
+        return Woken(event, after, self._again(event))
+
+    def _again(self, event: WakeDetected) -> bool:
+        """Whether `event` is the phrase reported last, heard again: an utterance another
+        talker took over ends where their voice began, and theirs hears it from there.
+        Else it is the one reported last from now on."""
+        start, end = self._reported
+        if event.start_ns < end and event.end_ns > start:
+            return True
+        self._reported = (event.start_ns, event.end_ns)
+        return False
 
     def _detected(self, utt: _Utterance, spot: _Spot, found: Detection) -> WakeDetected:
         end_ns = self.origin_ns + spot.first_ns + int(found.end_s * 1e9)
@@ -347,5 +369,8 @@ class WakeGate:
         return self.origin_ns + spot.first_ns + int(found.start_s * 1e9)
 
 
-def _event(settled: Woken | WakeDismissed) -> WakeDetected | WakeDismissed:
-    return settled.event if isinstance(settled, Woken) else settled
+def _reported(settled: Woken | WakeDismissed) -> list[WakeDetected | WakeDismissed]:
+    """The event a settled phrase reports: none for one reported before (`Woken.again`)."""
+    if isinstance(settled, Woken):
+        return [] if settled.again else [settled.event]
+    return [settled]
