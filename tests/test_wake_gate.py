@@ -165,15 +165,21 @@ class SpotterDetector:
         return Spotter(self.rearm_s)
 
 
-def woken_in_song(echo_energy: float) -> list[WakeDetected]:
-    """Wake phrases found in a 4 s utterance, "소리야" said 2.5-2.9 s into it, with Sori
-    silent (no record of anything played) and `echo_energy` taken out of every frame."""
-    gate = WakeGate(NeverOpen(), SpotterDetector(), FakeClock())
-    frames = [
+def song_frames(echo_energy: float) -> list[AudioFrame]:
+    """A 4 s utterance, "소리야" said 2.5-2.9 s into it, `echo_energy` taken out of every
+    frame."""
+    return [
         AudioFrame(np.full(320, SAID if 125 <= i < 145 else 100, "<i2").tobytes(), i * FRAME_NS,
                    echo_energy)
         for i in range(200)
     ]  # fmt: skip
+
+
+def woken_in_song(echo_energy: float) -> list[WakeDetected]:
+    """Wake phrases found in `song_frames`, with Sori silent (no record of anything
+    played)."""
+    gate = WakeGate(NeverOpen(), SpotterDetector(), FakeClock())
+    frames = song_frames(echo_energy)
     gate.begin(0, frames[0])
     made = [w for f in frames for w in gate.feed(f)] + gate.finish()
     return [w.event if isinstance(w, Woken) else w for w in made]
@@ -215,11 +221,7 @@ def test_a_phrase_heard_again_after_a_takeover_opens_the_command_without_a_secon
     at 1.5 s, and the user's utterance hears the same frames again: the phrase opens its
     command (`Woken.again`), and the daemon, told once, is not told twice."""
     gate = WakeGate(NeverOpen(), SpotterDetector(), FakeClock())
-    frames = [
-        AudioFrame(np.full(320, SAID if 125 <= i < 145 else 100, "<i2").tobytes(), i * FRAME_NS,
-                   1e6)
-        for i in range(200)
-    ]  # fmt: skip
+    frames = song_frames(echo_energy=1e6)
     gate.begin(0, frames[0])
     (first,) = [w for f in frames[:150] for w in gate.feed(f)]
     assert isinstance(first, Woken) and not first.again

@@ -237,24 +237,21 @@ class WakeGate:
                 utt.pending = None
                 events.append(WakeDismissed(self.clock.now_ns(), utt.utterance_id, pending.phrase))
             else:
-                settled = self._settle(utt)
-                woke = isinstance(settled, Woken)
-                events += _reported(settled)
+                woke = self._report_settled(utt, events)
         for spot in utt.spots:
             found = spot.stream.finish()  # every stream finishes: its spotter is free again
             if woke:
                 continue
             if until_ns is not None:
-                found = [d for d in found if self._start_ns(spot, d) < until_ns]
+                found = [d for d in found if self._clock_ns(spot, d.start_s) < until_ns]
             event = self._heard(utt, spot, found)
             if isinstance(event, WakeHeard):
                 events.append(event)
-                settled = self._settle(utt)
-                woke = isinstance(settled, Woken)
-                events += _reported(settled)
+                woke = self._report_settled(utt, events)
             elif event is not None:  # heard with Sori silent: it wakes
                 woke = True
-                events += [] if self._again(event) else [event]
+                if not self._again(event):
+                    events.append(event)
         self.busy_ns += time.perf_counter_ns() - t0
         return events
 
@@ -319,6 +316,19 @@ class WakeGate:
             return WakeDismissed(self.clock.now_ns(), utt.utterance_id, event.phrase)
         return self._woken(utt, spot, replace(event, t_ns=self.clock.now_ns()))
 
+    def _report_settled(
+        self, utt: _Utterance, events: list[WakeDetected | WakeHeard | WakeDismissed]
+    ) -> bool:
+        """Settle the pending phrase (`_settle`) and add the event it reports to `events`:
+        none for one reported before (`Woken.again`). Whether it woke the utterance."""
+        settled = self._settle(utt)
+        if isinstance(settled, WakeDismissed):
+            events.append(settled)
+            return False
+        if not settled.again:
+            events.append(settled.event)
+        return True
+
     def _mostly_echo(self, utt: _Utterance, event: WakeDetected) -> bool:
         """Whether echo cancellation took `ECHO_SHARE_DB` more echo out of the phrase's
         frames than is left in them."""
@@ -358,19 +368,11 @@ class WakeGate:
         return False
 
     def _detected(self, utt: _Utterance, spot: _Spot, found: Detection) -> WakeDetected:
-        end_ns = self.origin_ns + spot.first_ns + int(found.end_s * 1e9)
         return WakeDetected(
             self.clock.now_ns(), utt.utterance_id, found.phrase,
-            self._start_ns(spot, found), end_ns, found.score,
+            self._clock_ns(spot, found.start_s), self._clock_ns(spot, found.end_s), found.score,
         )  # fmt: skip
 
-    def _start_ns(self, spot: _Spot, found: Detection) -> int:
-        """Clock time where `spot`'s detection `found` begins."""
-        return self.origin_ns + spot.first_ns + int(found.start_s * 1e9)
-
-
-def _reported(settled: Woken | WakeDismissed) -> list[WakeDetected | WakeDismissed]:
-    """The event a settled phrase reports: none for one reported before (`Woken.again`)."""
-    if isinstance(settled, Woken):
-        return [] if settled.again else [settled.event]
-    return [settled]
+    def _clock_ns(self, spot: _Spot, seconds: float) -> int:
+        """Clock time `seconds` into `spot`'s stream."""
+        return self.origin_ns + spot.first_ns + int(seconds * 1e9)
