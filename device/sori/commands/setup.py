@@ -115,7 +115,9 @@ def write_config(args: argparse.Namespace) -> int:
     target = Path(args.output or DEFAULT_CONFIG_FILE).expanduser().absolute()
     if target.exists() and not args.force:
         raise ConfigError(f"{target} exists; pass --force to replace it, or -o another path")
-    found = plugged_in_arrays()
+    from sori.hearing.audio.array import boards_plugged_in
+
+    found = boards_plugged_in() or []
     if not args.non_interactive and sys.stdin.isatty():
         ask(args, found)
     array, notes = choose_array(args.array, found)
@@ -204,18 +206,6 @@ def ask(args: argparse.Namespace, found: list[BoardFound]) -> None:
             print(f"({board.device}: {board.unsure})")
         use = question(f"Hear through the {board.board} ({board.device}) (Y/n)", "y")
         args.array = board.board if not use.lower().startswith("n") else "none"
-
-
-def plugged_in_arrays() -> list[BoardFound]:
-    """The known microphone arrays among this machine's sound devices; none where
-    PortAudio is missing or cannot list them."""
-    from sori.hearing.audio.array import boards_among
-    from sori.hearing.audio.sources import import_sounddevice
-
-    try:
-        return boards_among(import_sounddevice().query_devices())
-    except Exception:  # no PortAudio, no devices: nothing found, as on a server
-        return []
 
 
 def choose_array(asked: str | None, found: list[BoardFound]) -> tuple[BoardFound | None, list[str]]:

@@ -199,15 +199,10 @@ def check_array(config: Config, query: Callable[[], Any] | None = None) -> Check
     """Whether the config hears through the microphone array plugged in (a ReSpeaker
     board known by its sound card's name), and whether the board the config names is
     there; None when neither applies, or devices cannot be listed (check_audio says why)."""
-    from sori.hearing.audio.array import BOARD_DEVICES, boards_among
+    from sori.hearing.audio.array import BOARD_DEVICES, boards_plugged_in
 
-    try:
-        if query is None:
-            import sounddevice
-
-            query = sounddevice.query_devices
-        found = boards_among(list(query()))
-    except Exception:
+    found = boards_plugged_in(query)
+    if found is None:
         return None
     audio = config.audio
     if not found:

@@ -21,7 +21,7 @@ array's +x axis) and elevation φ. A two-microphone array cannot tell front from
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -323,6 +323,22 @@ def boards_among(devices: Iterable[Mapping[str, Any]]) -> list[BoardFound]:
                 device = name.split(" (hw:")[0]
                 found.append(BoardFound(board, channels, device, UNSURE_BOARDS.get(board, "")))
     return found
+
+
+def boards_plugged_in(
+    query: Callable[[], Iterable[Mapping[str, Any]]] | None = None,
+) -> list[BoardFound] | None:
+    """The known arrays among this machine's sound devices (`boards_among`; `query`
+    lists them, default sounddevice's); None where PortAudio is missing or cannot list
+    them."""
+    try:
+        if query is None:
+            from sori.hearing.audio.sources import import_sounddevice
+
+            query = import_sounddevice().query_devices
+        return boards_among(list(query()))
+    except Exception:  # no PortAudio, no devices: nothing to tell, as on a server
+        return None
 
 
 def unit_vectors(azimuth_deg: np.ndarray, elevation_deg: np.ndarray) -> np.ndarray:
