@@ -82,6 +82,7 @@ from sori.hearing.audio.augment import (  # noqa: E402
     room_impulse,
     said_over,
     to_pcm16,
+    voiced_rms,
 )
 from sori.hearing.audio.dereverb import LateReverbSuppressor, OnlineWpe  # noqa: E402
 from sori.hearing.audio.echo_cancel import EchoCanceller  # noqa: E402
@@ -563,9 +564,9 @@ def loopback_wakes(clips_dir: Path, music_played: np.ndarray) -> list[dict]:
             talker = np.zeros(len(sound), np.float32)
             talker[int(at_s * RATE) : int(at_s * RATE) + len(phrase)] = phrase
             microphones = free_field(talker, 60.0)
-            voice = np.mean(microphones[microphones.any(axis=1)] ** 2)
+            level = voiced_rms(microphones) / voiced_rms(echo)
             for louder_db in WAKE_ECHO_DB:
-                scaled = echo * np.sqrt(voice / np.mean(echo**2)) * 10 ** (louder_db / 20)
+                scaled = echo * level * 10 ** (louder_db / 20)
                 six = np.column_stack([np.zeros(len(sound)), microphones + scaled, sound])
                 six = (0.5 * six / np.abs(six).max()).astype(np.float32)
                 said = at_s + WAKE_SAID_S
