@@ -22,6 +22,7 @@ from sori.assemble.hearing import build_array, check_capture, front_end
 from sori.core.config import Config
 from sori.core.errors import AudioError, ConfigError
 from sori.hearing.audio.array import BoardFound, ChannelLayout, boards_among, channel_layout
+from sori.hearing.audio.augment import voiced_rms
 from sori.hearing.audio.format import RATE_HZ, ChannelFrame, s16_to_float
 from sori.hearing.audio.front_end import ChannelEchoCancel
 from sori.hearing.audio.played import PlayedAudio
@@ -235,32 +236,34 @@ def song(shared_dir) -> np.ndarray:
 
 
 @pytest.mark.parametrize(
-    ("said_s", "taken_over"),
-    [(2.5, False), (2.0, True)],
+    ("echo_db", "taken_over"),
+    [(6, False), (0, True)],
     ids=["inside-the-song-s-utterance", "the-beam-turns-to-the-user"],
 )
 def test_a_wake_phrase_said_as_the_board_starts_playing_wakes_once_at_its_place(
-    song, shared_dir, said_s, taken_over
+    song, shared_dir, echo_db, taken_over
 ):
     """Another program starts playing read speech through the board (Sori has no record
     of it); while the cancellers learn, what they leave opens an utterance at 0.7 s. The
-    user's "현재" (a shared clip's opening word), its echo 6 dB louder than the voice,
-    comes later in it. Said at 2.5 s it stays inside that utterance, past the
-    detector's first look: while the speaker sounds the detector listens all through an
-    utterance. Said at 2 s the beam turns to the user and their utterance opens where
-    they began: the phrase wakes there, and not in the song's utterance as well."""
+    user's "현재" (a shared clip's opening word) comes later in it, at 2.5 s. With the
+    echo 6 dB louder than the voice it stays inside that utterance, past the detector's
+    first look: while the speaker sounds the detector listens all through an utterance.
+    With the echo as loud as the voice the beam turns to the user and their utterance
+    opens where they began: the phrase wakes there, and not in the song's utterance as
+    well."""
     from sori.assemble.wake import build_wake_detector
     from sori.core.events import SpeechStarted, SpeechStopped, WakeDetected
     from sori.testing.replaying import replay_events
 
     clip = shared_dir / "audio" / "ko-read" / "zeroth_104_003_0253.wav"
     phrase = read_clip(str(clip), 1.1)[int(0.6 * RATE_HZ) :]  # "현재" at 0.06-0.45 s
+    said_s = 2.5
     talker = np.zeros(len(song), np.float32)
     talker[int(said_s * RATE_HZ) : int(said_s * RATE_HZ) + len(phrase)] = phrase
     microphones = free_field(talker, TALKER_DEG, USB)
     echo = speaker_echo(song)
-    echo *= np.sqrt(np.mean(microphones[microphones.any(axis=1)] ** 2) / np.mean(echo**2)) * 2
-    six = usb_capture(microphones + echo, np.zeros(len(song)), song) * 0.5
+    echo *= voiced_rms(microphones) / voiced_rms(echo) * 10 ** (echo_db / 20)
+    six = usb_capture(microphones + echo, np.zeros(len(song)), song)
     base = array_config(channels=6, array={"geometry": USB})
     config = dataclasses.replace(base, wake=dataclasses.replace(base.wake, phrases=["현재"]))
     detector = build_wake_detector(config)

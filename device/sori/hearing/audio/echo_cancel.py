@@ -36,11 +36,13 @@ from sori.hearing.audio.played import PlayedAudio
 TAPS_MS = 256
 """How long an echo path the filter models, in milliseconds: the speaker's and the sound
 card's delay (tens of ms) and the room's early reflections."""
-STEP = 0.8
+STEP = 1.0
 """Adaptation step of the normalised filter (0 to 1: faster convergence, more noise).
-Measured on Sori's voice through a room (RT60 0.4 s): 0.5 cancels 2.4 dB in the first
-second and 12.6 dB by the fifth, 0.8 3.8 and 17.7 dB, 1.0 4.2 and 20.3 dB; with room noise
-1.0 is left with slightly more of it."""
+Measured on Sori's voice through a room (RT60 0.4 s): 0.5 cancels 1.5 dB in the first
+second, 16.8 dB in the fifth and 26.4 dB from then on, 0.8 2.1, 23.0 and 31.4 dB, 1.0 2.3,
+25.6 and 32.6 dB. With room noise 20 dB under the echo, 1.0 leaves about 1 dB more of
+Sori's voice than 0.8 and 4-8 dB less of music; it finds the wake phrase over Sori's
+reply as often or more (docs/benchmarks.md, "The filter's step")."""
 POWER_SMOOTHING = 0.9
 """Per-bin reference power: this much of the last estimate is kept each block."""
 REGULARISATION = 1e3
