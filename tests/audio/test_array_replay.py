@@ -100,6 +100,30 @@ def test_the_array_hears_the_command_its_close_talk_says_and_no_other(recordings
     assert abs((by_file["room"]["doa_deg"] - TALKER_DEG + 180) % 360 - 180) <= 10
 
 
+def test_a_command_the_phrase_sample_lacks_commits_at_the_pause(recordings, tmp_path):
+    """The grammar holds a sample of the home's phrases, and "에어컨 꺼 줘" is not in it
+    with no home configured, yet its decoder hears it from the words of others ("알람 을
+    꺼 줘"). At the pause the two passes are cut together, since the words end in a
+    phrase's closing words, so the command commits from the partial hypothesis, before
+    the final transcript: close-talk, and through the array in quiet."""
+    from sori.assemble.understanding import home_from_config, presets_from_config
+    from sori.hearing.stt.vosk import VoskRecognizer, load_model
+
+    mono, array = tmp_path / "mono.toml", tmp_path / "array.toml"
+    mono.write_text(MONO_TOML, encoding="utf-8")  # no home: Home Assistant's sentences
+    array.write_text(ARRAY_TOML, encoding="utf-8")
+    config = load_config(str(mono))
+    presets = presets_from_config(config.intents, home_from_config(config.home))
+    sample = VoskRecognizer(load_model(), phrases=presets.phrases(config.stt.phrases.max_phrases))
+    assert "에어컨 꺼 줘" not in sample.grammar
+
+    samples = read_channels(recordings["close"], 1)[:, 0]
+    quiet = write_channels(tmp_path / "quiet.wav", free_field(samples, TALKER_DEG))
+    heard = sori_replay(mono, recordings["close"]) + sori_replay(array, quiet)
+    assert [r["intent"] for r in heard] == ["HassTurnOff", "HassTurnOff"], heard
+    assert all(r["commit_s"] < r["final_s"] for r in heard), heard
+
+
 def test_a_board_with_a_dead_first_microphone_still_hears_the_command(recordings, tmp_path):
     """Microphone 0 reads zeros (a driver that maps fewer slots, a cracked joint): the
     front end leaves it out, says so on stderr, and the command is heard as before."""

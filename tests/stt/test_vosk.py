@@ -350,6 +350,21 @@ def test_a_phrase_being_spoken_is_seen_behind_the_words_before_it(vosk_model):
     assert not recognizer.ends_in_phrase("는 다 거실 불")
 
 
+def test_a_command_outside_the_phrase_sample_ends_in_a_phrase_s_closing_words(vosk_model):
+    """The grammar is a sample of the home's phrases; its decoder hears other commands
+    from their words. "안방 불 꺼 줘" is not listed, but it ends as "거실 불 꺼 줘" does, so
+    the passes are cut together at its pause: heard whole, or with its closing words
+    still held back. Words that close no phrase still do not end one."""
+    recognizer = VoskRecognizer(vosk_model, phrases=PHRASES, mode="both")
+    assert "안방 불 꺼 줘" not in recognizer.grammar
+    assert recognizer.ends_in_phrase("안방 불 꺼 줘")
+    assert recognizer.may_end_in_phrase("안방 불 꺼")
+    assert recognizer.ends_in_phrase("커튼 알려 줘")  # a closing ends it; the ratio decides
+    assert not recognizer.ends_in_phrase("안방 불 꺼")
+    assert not recognizer.may_end_in_phrase("안방 불 줘 다")
+    assert not recognizer.may_end_in_phrase("안방")
+
+
 def test_a_vosk_library_that_cannot_load_names_the_package_to_install(monkeypatch, tmp_path):
     """On a minimal Debian, libvosk.so finds no libatomic.so.1: an OSError at import."""
     import sys

@@ -77,6 +77,12 @@ HELD_BACK_WORDS = 2
 """How many words at the end of what is spoken a streaming decoder may not show yet: the
 last chunk (`chunk_ms`) and the acoustic model's right context hold up to a second short
 word, as in "켜 줘"."""
+CLOSING_WORDS = 2
+"""How many of a phrase's last words close it as a command ("꺼 줘", "설정해 주세요"). The
+grammar holds a sample of the home's phrases (`stt.phrases.max_phrases`), but its decoder,
+a back-off n-gram over their words, hears commands the sample lacks: "에어컨 꺼 줘" where
+only "알람 을 꺼 줘" was listed. A text that ends in a phrase's closing words ends as a
+phrase does."""
 GUESS_MAX_S = 4.0
 """The longest open segment the free-form pass is cut for on a guess (see
 `VoskStream.flush`): a spoken command is shorter, and undoing a cut decodes the segment
@@ -255,13 +261,15 @@ class VoskRecognizer:
         self.chunk_ms = chunk_ms
         """The acoustic model's chunk (0: Kaldi's own, 200 ms) `model` was loaded with."""
         self.grammar, self.dropped_words = compile_grammar(self.model, phrases)
-        self.phrase_set = frozenset(self.grammar)
+        closings = {" ".join(phrase.split()[-CLOSING_WORDS:]) for phrase in self.grammar}
+        self.endings = frozenset(self.grammar) | closings
+        """Every phrase, and every phrase's closing words (`CLOSING_WORDS`)."""
         self.phrase_heads = frozenset(
             " ".join(words[:n])
-            for words in map(str.split, self.grammar)
+            for words in map(str.split, self.endings)
             for n in range(max(1, len(words) - HELD_BACK_WORDS), len(words) + 1)
         )
-        """Every phrase, and its first words without the last one or two: a phrase as a
+        """Those, and their first words without the last one or two: a phrase as a
         decoder shows it before its last words (see `may_end_in_phrase`)."""
         if mode != "free" and not self.grammar:
             log.warning("vosk: no in-vocabulary phrases for a grammar; using free-form only")
@@ -339,9 +347,10 @@ class VoskRecognizer:
         return choose(free, gram, lr, threshold, self.mode != "grammar", self.agreement_floor)
 
     def ends_in_phrase(self, text: str) -> bool:
-        """Whether `text` ends in one of the grammar's phrases (words heard before it, a
-        blip at the start of the utterance say, do not hide a command)."""
-        return _ends_in(text, self.phrase_set)
+        """Whether `text` ends in one of the grammar's phrases, or in a phrase's closing
+        words (words heard before it, a blip at the start of the utterance say, do not
+        hide a command)."""
+        return _ends_in(text, self.endings)
 
     def may_end_in_phrase(self, text: str) -> bool:
         """Whether `text` ends in a phrase, or in one but for its last `HELD_BACK_WORDS`
