@@ -563,7 +563,7 @@ def loopback_wakes(clips_dir: Path, music_played: np.ndarray) -> list[dict]:
         for at_s in BOARD_WAKE_AT_S:
             talker = np.zeros(len(sound), np.float32)
             talker[int(at_s * RATE) : int(at_s * RATE) + len(phrase)] = phrase
-            microphones = free_field(talker, 60.0)
+            microphones = free_field(talker, 60.0, board.audio.array.geometry)
             level = voiced_rms(microphones) / voiced_rms(echo)
             for louder_db in WAKE_ECHO_DB:
                 scaled = echo * level * 10 ** (louder_db / 20)
