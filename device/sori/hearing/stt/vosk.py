@@ -261,16 +261,16 @@ class VoskRecognizer:
         self.chunk_ms = chunk_ms
         """The acoustic model's chunk (0: Kaldi's own, 200 ms) `model` was loaded with."""
         self.grammar, self.dropped_words = compile_grammar(self.model, phrases)
-        closings = {" ".join(phrase.split()[-CLOSING_WORDS:]) for phrase in self.grammar}
-        self.endings = frozenset(self.grammar) | closings
-        """Every phrase, and every phrase's closing words (`CLOSING_WORDS`)."""
+        self.closings = frozenset(" ".join(p.split()[-CLOSING_WORDS:]) for p in self.grammar)
+        """Every phrase's closing words (`CLOSING_WORDS`): a text that ends in one ends as
+        a phrase does."""
         self.phrase_heads = frozenset(
             " ".join(words[:n])
-            for words in map(str.split, self.endings)
+            for words in map(str.split, self.closings.union(self.grammar))
             for n in range(max(1, len(words) - HELD_BACK_WORDS), len(words) + 1)
         )
-        """Those, and their first words without the last one or two: a phrase as a
-        decoder shows it before its last words (see `may_end_in_phrase`)."""
+        """Every phrase and closing, and its first words without the last one or two: a
+        phrase as a decoder shows it before its last words (see `may_end_in_phrase`)."""
         if mode != "free" and not self.grammar:
             log.warning("vosk: no in-vocabulary phrases for a grammar; using free-form only")
             mode = "free"
@@ -350,7 +350,7 @@ class VoskRecognizer:
         """Whether `text` ends in one of the grammar's phrases, or in a phrase's closing
         words (words heard before it, a blip at the start of the utterance say, do not
         hide a command)."""
-        return _ends_in(text, self.endings)
+        return _ends_in(text, self.closings)
 
     def may_end_in_phrase(self, text: str) -> bool:
         """Whether `text` ends in a phrase, or in one but for its last `HELD_BACK_WORDS`
