@@ -565,11 +565,11 @@ def loopback_wakes(clips_dir: Path, music_played: np.ndarray) -> list[dict]:
             talker[int(at_s * RATE) : int(at_s * RATE) + len(phrase)] = phrase
             microphones = free_field(talker, 60.0, board.audio.array.geometry)
             level = voiced_rms(microphones) / voiced_rms(echo)
+            said = at_s + WAKE_SAID_S
             for louder_db in WAKE_ECHO_DB:
                 scaled = echo * level * 10 ** (louder_db / 20)
                 six = np.column_stack([np.zeros(len(sound)), microphones + scaled, sound])
                 six = (0.5 * six / np.abs(six).max()).astype(np.float32)
-                said = at_s + WAKE_SAID_S
                 for through in found:
                     wakes = board_wakes(six, config, detector, through)
                     found[through] += len(wakes) == 1 and said - 0.3 < wakes[0] < said + 0.6

@@ -106,16 +106,15 @@ def test_a_command_the_phrase_sample_lacks_commits_at_the_pause(recordings, tmp_
     꺼 줘"). At the pause the two passes are cut together, since the words end in a
     phrase's closing words, so the command commits from the partial hypothesis, before
     the final transcript: close-talk, and through the array in quiet."""
+    from sori.assemble.hearing import hearing_recognizer
     from sori.assemble.understanding import home_from_config, presets_from_config
-    from sori.hearing.stt.vosk import VoskRecognizer, load_model
 
     mono, array = tmp_path / "mono.toml", tmp_path / "array.toml"
     mono.write_text(MONO_TOML, encoding="utf-8")  # no home: Home Assistant's sentences
     array.write_text(ARRAY_TOML, encoding="utf-8")
     config = load_config(str(mono))
     presets = presets_from_config(config.intents, home_from_config(config.home))
-    sample = VoskRecognizer(load_model(), phrases=presets.phrases(config.stt.phrases.max_phrases))
-    assert "에어컨 꺼 줘" not in sample.grammar
+    assert "에어컨 꺼 줘" not in hearing_recognizer(config, presets).grammar
 
     samples = read_channels(recordings["close"], 1)[:, 0]
     quiet = write_channels(tmp_path / "quiet.wav", free_field(samples, TALKER_DEG))
