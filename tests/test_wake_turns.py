@@ -82,12 +82,13 @@ def test_run_turns_come_from_the_wake_phrase_its_window_and_the_follow_up(
     assert out.returncode == 0, out.stderr[-3000:]
     turns = [json.loads(line)["turn"] for line in out.stderr.splitlines() if '"sori.trace"' in line]
     turns = [t for t in turns if t["text"]]  # the phrase alone: nothing after it (as in replay)
+    heard = [(t["turn"], t["text"]) for t in turns]  # shown when a turn is wrong
     assert [(t["turn"], t["intent"], t["slots"].get("name")) for t in turns] == [
         (2, "HassTurnOff", "에어컨"),
         (3, "HassTurnOff", "에어컨"),  # the command after the phrase, the phrase stripped
         (4, "HassTurnOff", "에어컨"),
-    ]
-    assert all(WAKE not in t["text"] for t in turns)
+    ], heard
+    assert all(WAKE not in t["text"] for t in turns), heard
     # one vosk model for the recognizer and the wake detector (about 500 MiB each)
     assert out.stderr.count("vosk: model loaded") == 1
     for _ in turns:
