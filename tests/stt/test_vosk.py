@@ -187,6 +187,32 @@ def test_the_same_audio_decodes_the_same_whatever_was_decoded_before(vosk_model,
     assert first == confidences() and 0 < min(first) < 1
 
 
+def test_a_stream_ended_at_vosk_s_own_endpoint_leaves_nothing_to_the_next(leopard, vosk_model):
+    """vosk's final result right after its own endpoint is empty and keeps the utterance's
+    features, which the next stream would decode first: a warm-up stopped there made the
+    silence after a wake phrase read "꺼 줘요", and the likelihood ratio of the stream after
+    such an utterance depended on it. The next stream hears what a fresh recognizer hears."""
+
+    def heard(recognizer: VoskRecognizer) -> tuple[str, str | None, float | None]:
+        stream = recognizer.open_stream()
+        feed(stream, leopard)
+        stream.flush(120)
+        free, grammar, lr = stream.passes()
+        stream.finalize()
+        return free.text, grammar.text if grammar else None, lr
+
+    used = VoskRecognizer(vosk_model, phrases=PHRASES, mode="both")
+    stream = used.open_stream()
+    feed(stream, leopard)
+    for _ in range(100):  # silence, until vosk's endpoint closes the segment
+        stream.feed(bytes(640))
+        if stream._free._at_endpoint:
+            break
+    assert stream._free._at_endpoint
+    stream.finalize()
+    assert heard(used) == heard(VoskRecognizer(vosk_model, phrases=PHRASES, mode="both"))
+
+
 def test_tuned_view_leaves_a_flat_model_as_it_is(tmp_path):
     (tmp_path / "final.mdl").write_bytes(b"mdl")
     assert tuned_view(tmp_path, tmp_path / "unused", 60) == tmp_path

@@ -470,6 +470,8 @@ class _Pass:
         """(words, score, closed) before a tentative cut; None when there is none."""
         self._cut_words = 0
         """`len(done)` right after the pending cut."""
+        self._at_endpoint = False
+        """vosk's own endpoint closed the segment, and no audio came since."""
 
     @property
     def cut_pending(self) -> bool:
@@ -488,7 +490,8 @@ class _Pass:
     def _decode(self, pcm: bytes, show: bool = True) -> None:
         self._segment += pcm
         self.fed += len(pcm)
-        if self.rec.AcceptWaveform(pcm):
+        self._at_endpoint = self.rec.AcceptWaveform(pcm)
+        if self._at_endpoint:
             self._close(self.rec.Result())
             if self._undo is None:
                 self._segment.clear()
@@ -533,11 +536,22 @@ class _Pass:
     def finish(self) -> None:
         """No more audio: close the open segment. After a pending cut with words heard
         since, the cut is undone first."""
-        self._close(self.rec.FinalResult())
+        self._final()
         if self._undo is not None and len(self.done) > self._cut_words:
             self._redo()
-            self._close(self.rec.FinalResult())
+            self._final()
         self._undo = None
+
+    def _final(self) -> None:
+        """Close the open segment with vosk's final result, which also drops the
+        utterance's features, so the next stream starts clean. Right after vosk's own
+        endpoint its final result does neither: it is empty, and the features stay for the
+        next stream to decode first (a warm-up stopped there made silence read "꺼 줘요").
+        Fed nothing, vosk runs again, and its final result then finishes the utterance."""
+        if self._at_endpoint:
+            self.rec.AcceptWaveform(b"")
+        self._close(self.rec.FinalResult())
+        self._at_endpoint = False
 
     def hypothesis(self) -> Hypothesis:
         words = tuple(self.done + self.partial)
