@@ -326,3 +326,22 @@ def test_a_check_during_the_warm_up_stops_it_and_scores_as_a_cold_detector(clips
     assert not warming._warming  # stopped
     time.sleep(0.3)  # its next piece sees the check and returns
     assert not [t for t in threading.enumerate() if t.name == "sori-wake-warm"]
+
+
+def test_a_check_that_ends_at_vosk_s_endpoint_leaves_nothing_to_the_next(clips, detector):
+    """vosk's final result right after its own endpoint is empty and keeps the features,
+    which the next check would decode first (a window's score fell from -26 to -45 after
+    one). Every check scores from clean decoders."""
+    import vosk
+
+    from sori.hearing.audio.format import read_file
+
+    window = read_file(clips["zeroth_104_003_0253.wav"])[: 32000 * 2]  # "현재 …"
+    speech = read_file(clips["picovoice_leopard_test_ko.wav"]) + bytes(32000 * 3)
+    step = 6400  # the check feeds vosk a fifth of a second at a time
+    fresh = vosk.KaldiRecognizer(detector.model, 16000)
+    ends = next(at for at in range(step, len(speech), step)
+                if fresh.AcceptWaveform(speech[at - step : at]))  # fmt: skip
+    first = detector.score("현재", window)
+    detector.score("현재", speech[:ends])  # ends where vosk's endpoint closes it
+    assert detector.score("현재", window) == first

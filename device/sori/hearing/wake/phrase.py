@@ -245,7 +245,7 @@ class PhraseWakeDetector:
         with self._checking:
             if self._half_warmed:
                 for rec in self._checkers():
-                    rec.FinalResult()  # Reset alone keeps the features' adaptation
+                    _final_result(rec)  # Reset alone keeps the features' adaptation
                     rec.Reset()
                 self._half_warmed = False
             beside = self._beside.submit(self._decode, self._constrained[spoken], window)
@@ -278,7 +278,7 @@ class PhraseWakeDetector:
                     if self._half_warmed:
                         rec.AcceptWaveform(pcm[i : i + step])
                     else:
-                        rec.FinalResult()
+                        _final_result(rec)
                         rec.Reset()
         self._warming = False
         log.info("wake: the check warmed up on %.1f s of speech-like sound in %.2f s",
@@ -384,7 +384,7 @@ class PhraseWakeStream:
         if self._finished:
             return []
         self._finished = True
-        self._done += json.loads(self._spotter.rec.FinalResult()).get("result", [])
+        self._done += json.loads(_final_result(self._spotter.rec)).get("result", [])
         self._d.give_back(self._spotter)
         found = self._candidates()
         if found or not self._near_misses or self._check_lead_s is not None:
@@ -445,7 +445,7 @@ class PhraseWakeStream:
     def close(self) -> None:
         if not self._finished:
             self._finished = True
-            self._spotter.rec.FinalResult()
+            _final_result(self._spotter.rec)
             self._d.give_back(self._spotter)
 
     def _check(self, index: int, start: float, end: float) -> Detection | None:
@@ -477,8 +477,17 @@ def _results(rec: Any, pcm: bytes) -> list[str]:
     for i in range(0, len(pcm), step):
         if rec.AcceptWaveform(pcm[i : i + step]):
             results.append(rec.Result())
-    results.append(rec.FinalResult())
+    results.append(_final_result(rec))
     return results
+
+
+def _final_result(rec: Any) -> str:
+    """vosk's final result, which ends the utterance and drops its features. Right after
+    vosk's own endpoint the final result is empty and keeps them, for the next utterance
+    to decode first (sori.hearing.stt.vosk); fed nothing, vosk runs again, and its final
+    result then ends the utterance."""
+    rec.AcceptWaveform(b"")
+    return rec.FinalResult()
 
 
 def _run(words: list[dict], first: int, syllables: int) -> tuple[str, int] | None:
