@@ -72,6 +72,8 @@ def test_redact_keeps_the_words_around_a_secret(text):
         ("password=hunter2 user=bob", "password=*** user=bob"),
         ("Authorization: Bearer ABCDEFGHIJKLMNOPQRSTUVWXYZ", "Authorization: Bearer ***"),
         ("token: value2", "token: ***"),
+        ("A: password=0000000", "A: password=***"),  # a pair in another's value
+        ("note=a:b=c password=x", "note=a:b=c password=***"),
     ],
 )  # fmt: skip
 def test_redact_still_masks_values_that_look_like_placeholders_but_are_not(text, shown):

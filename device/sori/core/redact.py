@@ -39,6 +39,8 @@ _PAIR = re.compile(
     rf"(?<![\w.?&;/\\-])([\"']?)({_NAME})\1(\s*[:=]\s*)([\"']?)"
     r"(?!\*\*\*)(?!(?:Bearer|Basic|Digest)\b)([^\s\"',;&}\\]+)"
 )
+_INNER_PAIR = re.compile(rf"(?<![\w.?&;/\\-])({_NAME})[:=]")
+"""A pair inside a pair's value (which holds no space or quote): its name and separator."""
 
 
 def is_secret_name(name: str) -> bool:
@@ -104,5 +106,18 @@ def _query(found: re.Match) -> str:
 def _pair(found: re.Match) -> str:
     quote, name, sep, vquote, value = found.groups()
     if not is_secret_name(name) or _is_placeholder(value):
-        return found.group(0)
+        kept = found.group(0)[: found.start(5) - found.start()]
+        return kept + _pair_within(value)
     return f"{quote}{name}{quote}{sep}{vquote}{MASK}"
+
+
+def _pair_within(value: str) -> str:
+    """A value kept, with the first secret pair inside it masked to its end: in
+    "A: password=hunter2" the secret pair is the value of "A". One pass over the value,
+    so a chain like "a=a=a=..." costs its length, not its square."""
+    for found in _INNER_PAIR.finditer(value):
+        if is_secret_name(found.group(1)):
+            rest = value[found.end() :]
+            if rest and not rest.startswith(MASK) and not _is_placeholder(rest):
+                return f"{value[: found.end()]}{MASK}"
+    return value
