@@ -180,3 +180,20 @@ def test_a_stop_while_the_daemon_is_built_exits_cleanly(tmp_path, mosquitto, aft
     assert code == 0, shown[-2000:]
     assert "Traceback" not in shown and "Error" not in shown, shown[-2000:]
     assert took_s < SHUTDOWN_S
+
+
+def test_the_end_of_a_file_leaves_no_thread_of_the_recognizer_running(tmp_path, mosquitto):
+    """The recognizer's second-pass thread, started by the warm-up (so a daemon thread),
+    outlived every stop: the shutdown waited for it until its deadline, then left with
+    "exiting without teardown". Stopping releases it."""
+    command = espeak_wav(tmp_path / "command.wav", "에어컨 꺼줘")
+    config = write_config(tmp_path, mosquitto, '[stt.vosk]\nmode = "grammar"\n')
+    json_logs(config)
+    out = subprocess.run(
+        [*SORI, "run", "--config", str(config), "--input", str(command),
+         "--output", str(tmp_path / "reply.wav"), "--http", "off"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "of speech-like sound in" in out.stderr  # the warm-up ran: it started the thread
+    assert "without teardown" not in out.stderr, out.stderr[-2000:]

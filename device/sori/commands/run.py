@@ -154,7 +154,7 @@ async def serve(
         recognizer = None
         if args.input != "none" or config.wyoming.enabled:  # loaded once, for both
             from sori.assemble.hearing import hearing_recognizer  # the recognizer's libraries
-            from sori.hearing.stt.base import stop_warm_up
+            from sori.hearing.stt.base import release
 
             loading = asyncio.ensure_future(
                 asyncio.to_thread(hearing_recognizer, config, daemon.understanding, warm_later=True)
@@ -162,7 +162,7 @@ async def serve(
             if not await _first(loading, stopping):
                 return 0
             recognizer = loading.result()
-            daemon.stoppers.append(lambda: stop_warm_up(recognizer))
+            daemon.stoppers.append(lambda: release(recognizer))
         link = None
         if config.wyoming.enabled:
             from sori.serving.wyoming_server import announce_name, serve_beside

@@ -160,6 +160,17 @@ def stop_warm_up(recognizer: SpeechRecognizer) -> None:
         halt()
 
 
+def release(recognizer: SpeechRecognizer) -> None:
+    """When Sori stops: stop a warm-up (`stop_warm_up`), then let the threads the backend
+    started end (its `close`, if it has one: vosk's second-pass worker). A thread the
+    warm-up started is a daemon thread, which the daemon's shutdown waits for until its
+    deadline (sori.commands.shutdown)."""
+    stop_warm_up(recognizer)
+    close = getattr(recognizer, "close", None)
+    if close is not None:
+        close()
+
+
 def _warm_up(stream: RecognizerStream, seconds: float, stop: threading.Event) -> WarmUp:
     import numpy as np
 

@@ -363,6 +363,11 @@ class VoskRecognizer:
             self._worker = ThreadPoolExecutor(1, thread_name_prefix="sori-vosk")
         return self._worker
 
+    def close(self) -> None:
+        """Let the second pass's thread end once its work is done; no stream opens after."""
+        if self._worker is not None:
+            self._worker.shutdown(wait=False)
+
 
 def _ends_in(text: str, endings: frozenset[str]) -> bool:
     words = text.split()
