@@ -35,11 +35,14 @@ _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@?#\"'<>]+@")
 _SCHEME = re.compile(r"(?i)\b(Bearer|Basic|Digest)(\s+)(?!\*\*\*)([A-Za-z0-9._~+/=:-]+)")
 _NAME = r"[A-Za-z][\w.-]*"
 _QUERY = re.compile(rf"([?&;])({_NAME})=([^&#\s\"'<>\\]*)")
+_PAIR_START = r"(?<![\w.?&;/\\-])"
+"""A pair's name is whole: it follows no word character, dot, hyphen, query separator
+or path separator (`/etc/passwd:` holds no pair named `passwd`)."""
 _PAIR = re.compile(
-    rf"(?<![\w.?&;/\\-])([\"']?)({_NAME})\1(\s*[:=]\s*)([\"']?)"
+    rf"{_PAIR_START}([\"']?)({_NAME})\1(\s*[:=]\s*)([\"']?)"
     r"(?!\*\*\*)(?!(?:Bearer|Basic|Digest)\b)([^\s\"',;&}\\]+)"
 )
-_INNER_PAIR = re.compile(rf"(?<![\w.?&;/\\-])({_NAME})[:=]")
+_INNER_PAIR = re.compile(rf"{_PAIR_START}({_NAME})[:=]")
 """A pair inside a pair's value (which holds no space or quote): its name and separator."""
 
 
