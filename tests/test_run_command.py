@@ -27,6 +27,18 @@ def bearer(home: Path) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
+def run_file(
+    config: Path, audio: Path, *flags: str, timeout_s: float = 240
+) -> subprocess.CompletedProcess:
+    """`sori run` on `audio` to its end, in the config's folder (the reply goes to
+    reply.wav there, no HTTP API); its output captured."""
+    return subprocess.run(
+        [*SORI, "run", "--config", str(config), "--input", str(audio),
+         "--output", str(config.parent / "reply.wav"), "--http", "off", *flags],
+        capture_output=True, text=True, timeout=timeout_s, cwd=config.parent,
+    )  # fmt: skip
+
+
 def sori_run(*args: str, cwd: Path) -> subprocess.Popen:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     return subprocess.Popen(
@@ -142,11 +154,7 @@ def test_spoken_command_file_end_to_end(tmp_path, mosquitto, subscriber):
     config = write_config(tmp_path, mosquitto, '[stt.vosk]\nmode = "grammar"\n')
     json_logs(config)
     reply = tmp_path / "reply.wav"
-    out = subprocess.run(
-        [*SORI, "run", "--config", str(config), "--input", str(command),
-         "--output", str(reply), "--http", "off"],
-        capture_output=True, text=True, timeout=180, cwd=tmp_path,
-    )  # fmt: skip
+    out = run_file(config, command, timeout_s=180)
     assert out.returncode == 0, out.stderr[-3000:]
     assert subscriber.next(timeout_s=5) == ("sori/climate/bedroom/set", "OFF")
     turns = [json.loads(line)["turn"] for line in out.stderr.splitlines() if '"sori.trace"' in line]

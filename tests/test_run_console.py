@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import test_run_command
 from daemon_kit import write_config
 from test_run_command import espeak_wav
 
@@ -31,11 +32,9 @@ def sori(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 
 def run_file(config: Path, audio: Path, *flags: str) -> subprocess.CompletedProcess:
-    return sori(
-        "run", "--config", str(config), "--input", str(audio),
-        "--output", str(config.parent / "reply.wav"), "--http", "off", *flags,
-        cwd=config.parent,
-    )  # fmt: skip
+    done = test_run_command.run_file(config, audio, *flags)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done
 
 
 def test_speech_without_the_wake_phrase_says_so_and_names_it(tmp_path, mosquitto, read_clip):

@@ -16,7 +16,15 @@ import httpx
 import pytest
 
 from daemon_kit import build, write_config
-from test_run_command import SORI, LogReader, bearer, espeak_wav, json_logs, sori_run
+from test_run_command import (
+    SORI,
+    LogReader,
+    bearer,
+    espeak_wav,
+    json_logs,
+    run_file,
+    sori_run,
+)
 
 SHUTDOWN_S = 5.0
 
@@ -93,11 +101,7 @@ def test_the_end_of_a_file_exits_0_while_the_model_loads(tmp_path, mosquitto, su
     command = espeak_wav(tmp_path / "command.wav", "에어컨 꺼줘")
     config = thinking_config(tmp_path, mosquitto, '[stt.vosk]\nmode = "grammar"\n')
     for _ in range(2):
-        out = subprocess.run(
-            [*SORI, "run", "--config", str(config), "--input", str(command),
-             "--output", str(tmp_path / "reply.wav"), "--http", "off"],
-            capture_output=True, text=True, timeout=120, cwd=tmp_path,
-        )  # fmt: skip
+        out = run_file(config, command, timeout_s=120)
         assert out.returncode == 0, out.stderr[-2000:]
         assert subscriber.next(timeout_s=5) == ("sori/climate/bedroom/set", "OFF")
 
@@ -189,11 +193,7 @@ def test_the_end_of_a_file_leaves_no_thread_of_the_recognizer_running(tmp_path, 
     command = espeak_wav(tmp_path / "command.wav", "에어컨 꺼줘")
     config = write_config(tmp_path, mosquitto, '[stt.vosk]\nmode = "grammar"\n')
     json_logs(config)
-    out = subprocess.run(
-        [*SORI, "run", "--config", str(config), "--input", str(command),
-         "--output", str(tmp_path / "reply.wav"), "--http", "off"],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path,
-    )  # fmt: skip
+    out = run_file(config, command, timeout_s=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "of speech-like sound in" in out.stderr  # the warm-up ran: it started the thread
     assert "without teardown" not in out.stderr, out.stderr[-2000:]

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from daemon_kit import write_config
+from test_run_command import run_file
 
 SORI = [sys.executable, "-m", "sori"]
 RATE = 22050  # espeak-ng's rate; the clip is resampled up to it
@@ -74,11 +75,7 @@ def test_run_turns_come_from_the_wake_phrase_its_window_and_the_follow_up(
 ):
     config = write_config(tmp_path, mosquitto, '[stt.vosk]\nmode = "grammar"\n', WAKE_TOML)
     config.write_text(config.read_text().replace('log_format = "text"', 'log_format = "json"'))
-    out = subprocess.run(
-        [*SORI, "run", "--config", str(config), "--input", str(session),
-         "--output", str(tmp_path / "reply.wav"), "--http", "off"],
-        capture_output=True, text=True, timeout=240, cwd=tmp_path,
-    )  # fmt: skip
+    out = run_file(config, session)
     assert out.returncode == 0, out.stderr[-3000:]
     turns = [json.loads(line)["turn"] for line in out.stderr.splitlines() if '"sori.trace"' in line]
     turns = [t for t in turns if t["text"]]  # the phrase alone: nothing after it (as in replay)
