@@ -1,9 +1,13 @@
 """What every MQTT client of Sori's sets up the same way (the command handler, the state
-source, the discovery presence): the broker URL read, paho imported with the fix in the
-error, and the credentials and TLS applied to a client."""
+source, the discovery presence): the broker URL read, the client id chosen, paho imported
+with the fix in the error, and the credentials and TLS applied to a client."""
 
 from __future__ import annotations
 
+import functools
+import re
+import secrets
+import socket
 from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
@@ -22,6 +26,27 @@ def parse_url(url: str) -> tuple[str, int, bool]:
     except ValueError:
         raise ConfigError(f"mqtt.url = {url!r} has an invalid port") from None
     return parts.hostname, port, tls
+
+
+def client_id_for(configured: str, role: str = "") -> str:
+    """`mqtt.client_id` as set, or, when it is empty, this run's own id; with `role`, the
+    id of one more client of the same run (`<id>-state`, `<id>-presence`).
+
+    A broker keeps one connection per client id and drops the older one when another
+    connects with it, so two speakers (or two runs) sharing an id take the broker from
+    each other in turn. Sessions are always clean, so nothing is lost by a new id per run.
+    """
+    base = configured or _this_run_client_id()
+    return f"{base}-{role}" if role else base
+
+
+@functools.cache
+def _this_run_client_id() -> str:
+    """`sori-<host>-<6 hex digits>`: readable in the broker's log, different on two
+    boards flashed from one image (same host name), and at most 23 characters, the
+    length every MQTT 3.1.1 broker must accept."""
+    host = re.sub(r"[^0-9A-Za-z]", "", socket.gethostname())[:11] or "host"
+    return f"sori-{host}-{secrets.token_hex(3)}"
 
 
 def import_paho() -> ModuleType:

@@ -66,6 +66,7 @@ def attach_presence(config: Config, daemon: Daemon, registry: ActionRegistry) ->
     presence = MqttPresence(
         m.url, m.node_id, m.discovery_prefix, "Sori", m.username,
         os.environ.get(m.password_env, ""), on_command, m.discovery_format == "entity",
+        m.client_id,
     )  # fmt: skip
 
     quiet: asyncio.TimerHandle | None = None

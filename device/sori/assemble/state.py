@@ -28,7 +28,7 @@ def _mqtt(config: Config, home: Home) -> StateSource:
     m = config.mqtt
     host, port, tls = parse_url(m.url)
     source = MqttStateSource(
-        host, port, tls, state_topics(config, home), f"{m.client_id}-state", m.username,
+        host, port, tls, state_topics(config, home), m.client_id, m.username,
         os.environ.get(m.password_env, ""), config.state.timeout_s, m.url,
     )  # fmt: skip
     source.start()  # retained messages arrive while the rest starts

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sori import __version__
-from sori.acting.mqtt_connection import authenticate, import_paho, parse_url
+from sori.acting.mqtt_connection import authenticate, client_id_for, import_paho, parse_url
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +53,7 @@ class MqttPresence:
         password: str = "",
         on_command: Callable[[str, str], None] | None = None,
         per_entity: bool = False,
+        client_id: str = "",
     ) -> None:
         mqtt = import_paho()
         self.per_entity = per_entity
@@ -66,7 +67,7 @@ class MqttPresence:
         self.availability = f"{self.base}/availability"
         self.connected = threading.Event()
         self._client = mqtt.Client(
-            mqtt.CallbackAPIVersion.VERSION2, client_id=f"{node_id}-presence"
+            mqtt.CallbackAPIVersion.VERSION2, client_id=client_id_for(client_id, "presence")
         )
         authenticate(self._client, tls, username, password)
         # The broker says "offline" for us when the connection dies without a goodbye.

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sori.acting.actions.base import Command, NotConfirmed, Result
-from sori.acting.mqtt_connection import authenticate, import_paho, parse_url
+from sori.acting.mqtt_connection import authenticate, client_id_for, import_paho, parse_url
 from sori.core.errors import BackendError, ConfigError
 
 log = logging.getLogger(__name__)
@@ -163,13 +163,14 @@ class MqttHandler:
         topic: str = DEFAULT_TOPIC,
         qos: int = 2,
         retain: bool = False,
-        client_id: str = "sori",
+        client_id: str = "",
         username: str = "",
         password: str = "",
         timeout_s: float = 3.0,
         protocol: str = "5",
     ) -> None:
         mqtt = import_paho()
+        client_id = client_id_for(client_id)
         if protocol not in PROTOCOLS:
             raise ConfigError(f"mqtt.protocol = {protocol!r} must be one of {PROTOCOLS}")
         if qos not in (0, 1, 2):

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Mapping
 
-from sori.acting.mqtt_connection import authenticate, import_paho
+from sori.acting.mqtt_connection import authenticate, client_id_for, import_paho
 from sori.acting.state.base import Reading, parse_payload
 from sori.core.errors import BackendError
 from sori.core.home import Device
@@ -50,7 +50,7 @@ class MqttStateSource:
         port: int,
         tls: bool = False,
         topics: Mapping[str, str] | None = None,
-        client_id: str = "sori-state",
+        client_id: str = "",
         username: str = "",
         password: str = "",
         timeout_s: float = 2.0,
@@ -68,7 +68,9 @@ class MqttStateSource:
         self._lock = threading.Lock()
         self._connected = threading.Event()
         self._started = False
-        self._client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id)
+        self._client = mqtt.Client(
+            mqtt.CallbackAPIVersion.VERSION2, client_id=client_id_for(client_id, "state")
+        )
         authenticate(self._client, tls, username, password)
         self._client.reconnect_delay_set(0.2, 5)
         self._client.on_connect = self._on_connect

@@ -502,8 +502,11 @@ class MqttConfig:
     deliver them late), and 0 is never confirmed."""
     retain: bool = False
     """Publish commands retained."""
-    client_id: str = "sori"
-    """Client id at the broker."""
+    client_id: str = ""
+    """Client id at the broker; empty (the default): one of this run's own,
+    `sori-<host>-<6 hex digits>`, so speakers that share a broker never take each other's
+    connection. Set one only where the broker's access rules name clients, and then a
+    different one on each speaker."""
     username: str = ""
     """Broker user name; empty for anonymous."""
     password_env: str = "SORI_MQTT_PASSWORD"

@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+from sori.acting.mqtt_connection import client_id_for
 from sori.assemble.daemon import build_daemon
 from sori.core.events import Event, UtteranceHeard
 from sori.testing.harness.manifest import Manifest
@@ -40,9 +41,8 @@ class ActingRunner(Runner):
         home = manifest_home(manifest, config)
         # each worker is its own MQTT client: a shared client id makes the broker drop one
         # connection whenever the other connects
-        mqtt = dataclasses.replace(
-            config.mqtt, client_id=f"{config.mqtt.client_id}-test-{os.getpid()}"
-        )
+        test_id = client_id_for(config.mqtt.client_id, f"test-{os.getpid()}")
+        mqtt = dataclasses.replace(config.mqtt, client_id=test_id)
         config = dataclasses.replace(config, mqtt=mqtt)
         self._folder = tempfile.TemporaryDirectory(prefix="sori-test-act-")
         replies = Path(self._folder.name) / "replies.wav"
