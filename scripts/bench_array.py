@@ -76,7 +76,7 @@ from sori.assemble.understanding import home_from_config, presets_from_config  #
 from sori.core.config import load_config  # noqa: E402
 from sori.hearing.audio.array import BOARDS, ArrayGeometry  # noqa: E402
 from sori.hearing.audio.augment import babble, make_noise  # noqa: E402
-from sori.hearing.audio.format import RATE_HZ, read_file  # noqa: E402
+from sori.hearing.audio.format import RATE_HZ, float_to_s16, read_file, s16_to_float  # noqa: E402
 from sori.hearing.audio.front_end import FFT_SIZE, ArrayFrontEnd  # noqa: E402
 from sori.hearing.audio.ring import FrameChunker  # noqa: E402
 from sori.hearing.audio.sources import ChannelChunker  # noqa: E402
@@ -115,7 +115,7 @@ class Recording:
         self.name, self.samples, self.frame_ms = name, samples, frame_ms
 
     def frames(self):  # noqa: ANN201
-        pcm = (np.clip(self.samples[:, 0], -1, 1) * 32767).astype("<i2").tobytes()
+        pcm = float_to_s16(self.samples[:, 0])
         chunker = FrameChunker(self.frame_ms)
         yield from chunker.push(pcm)
         yield from chunker.flush()
@@ -258,7 +258,7 @@ def standins(rows: list[dict], voices: dict, count: int) -> list[tuple[str, np.n
         speech = voices[row["file"]]
         recognizer = vosk.KaldiRecognizer(model, RATE_HZ)
         recognizer.SetWords(True)
-        pcm = (speech * 32767).astype("<i2").tobytes()
+        pcm = float_to_s16(speech)
         words = []
         for at_ in range(0, len(pcm), RATE_HZ):  # half a second at a time
             if recognizer.AcceptWaveform(pcm[at_ : at_ + RATE_HZ]):  # a pause ended a part
@@ -454,7 +454,7 @@ def main() -> int:
     folder = REPO.parent / "shared" / "audio" / "ko-read"
     rows = list(csv.DictReader((folder / "manifest.tsv").open(encoding="utf-8"), delimiter="\t"))
     rows.sort(key=lambda r: float(r["duration_s"]))
-    voices = {r["file"]: np.frombuffer(read_file(folder / r["file"]), "<i2") / 32768 for r in rows}
+    voices = {r["file"]: s16_to_float(read_file(folder / r["file"])) for r in rows}
     chosen = rows[: args.clips]
     results: dict = {
         "cer": {}, "talker_cer": {}, "actions": {}, "doa_error_deg": {}, "commands": {},

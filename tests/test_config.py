@@ -51,6 +51,8 @@ def test_the_example_config_is_valid():
             "home.devices[0]: set domain",
         ),
         ({"nonsense": 1}, "unknown key nonsense"),
+        ({"mqtt": {"node_id": "거실 스피커"}}, "mqtt.node_id = '거실 스피커' may hold only"),
+        ({"mqtt": {"node_id": "sori/kitchen"}}, "mqtt.node_id = 'sori/kitchen' may hold"),
     ],
 )
 def test_invalid_values_name_the_key(toml, message):

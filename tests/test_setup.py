@@ -11,7 +11,8 @@ import sys
 import tomllib
 from pathlib import Path
 
-from sori.core.config import load_config
+from sori.core.config import load_config, parse_config
+from sori.core.config.starter import node_id
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -42,6 +43,7 @@ def test_flags_write_a_config_that_loads_and_round_trips(tmp_path):
     assert config.home_assistant.url == "http://ha.local:8123"
     assert config.home_assistant.token_env == "MY_HA"
     assert config.mqtt.url == "mqtt://10.0.0.2:1883"
+    assert config.mqtt.node_id == "sori_living_room"  # one per room's speaker
     assert config.actions.default_handler == "home_assistant"
     assert config.audio.dereverb == "spectral"
     assert config.http.token_file == str(tmp_path / ".config" / "sori" / "api-token")
@@ -50,6 +52,17 @@ def test_flags_write_a_config_that_loads_and_round_trips(tmp_path):
     assert "export MY_HA=" in done.stdout and f"sori run --config {out}" in done.stdout
     # Round trip: the written TOML read back is the same document.
     assert tomllib.loads(text) == tomllib.loads(out.read_text(encoding="utf-8"))
+
+
+def test_each_room_s_speaker_gets_its_own_node_id_that_discovery_can_read():
+    rooms = ["거실", "안방", "주방", "다락방", "2층 거실", "Garage"]
+    ids = [node_id(room) for room in rooms]
+    assert ids[:3] == ["sori_living_room", "sori_bedroom", "sori_kitchen"]
+    assert ids[5] == "sori_Garage"
+    assert len(set(ids)) == len(ids)
+    assert node_id("다락방") == ids[3]  # the same room, the same id, on every setup
+    for id_ in ids:
+        assert parse_config({"mqtt": {"node_id": id_}}).mqtt.node_id == id_
 
 
 def test_a_microphone_spoken_into_from_close_by_keeps_dereverberation_off(tmp_path):

@@ -393,6 +393,13 @@ def _check_speaking(config: Config, source: str) -> None:
         config.mqtt.url.startswith(("mqtt://", "mqtts://")) and _port_ok(config.mqtt.url)
     ):
         fail(f"mqtt.url = {config.mqtt.url!r} must look like mqtt://HOST:PORT (port 1-65535)")
+    if not re.fullmatch(r"[A-Za-z0-9_-]+", config.mqtt.node_id):
+        # Home Assistant's discovery reads only these in a topic's node id, and ignores
+        # the speaker silently otherwise
+        fail(
+            f"mqtt.node_id = {config.mqtt.node_id!r} may hold only letters a-z, A-Z, digits, "
+            "_ and -, e.g. sori_living_room"
+        )
     if "home_assistant" in used and not (
         config.home_assistant.url.startswith(("http://", "https://"))
         and _port_ok(config.home_assistant.url)

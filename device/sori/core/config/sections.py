@@ -525,7 +525,9 @@ class MqttConfig:
     Assistant 2024.11 and later), or "entity", one config per entity, which every Home
     Assistant with MQTT discovery understands (2024.3 ignores a device config)."""
     node_id: str = "sori"
-    """This speaker's id in discovery and state topics (sori/<node_id>/...); one per speaker."""
+    """This speaker's id in discovery and state topics (sori/<node_id>/...); one per speaker,
+    of letters a-z, A-Z, digits, _ and - (what Home Assistant's discovery reads). `sori
+    setup` writes sori_<room> for the room it is given."""
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,8 @@ TOML out. Every key it does not write keeps its default (device/sori.example.tom
 
 from __future__ import annotations
 
+import hashlib
+import re
 from dataclasses import dataclass, field
 
 from sori.core.config.edit import toml_string
@@ -57,6 +59,14 @@ def area_id(name: str) -> str:
     return KNOWN_AREAS.get(name, name)
 
 
+def node_id(area: str) -> str:
+    """`mqtt.node_id` for a speaker in room `area`: `sori_<area id>` in the characters
+    Home Assistant's discovery reads, so the speakers of a home, one per room, differ.
+    A room name with none of them ("다락방") gets a short digest of itself."""
+    slug = re.sub(r"[^A-Za-z0-9_-]+", "_", area_id(area)).strip("_")
+    return f"sori_{slug or hashlib.sha1(area.encode('utf-8')).hexdigest()[:8]}"
+
+
 def starter_toml(answers: Answers, written_on: str = "", wake_section: bool = False) -> str:
     """Commented TOML for `answers`; `parse_config` accepts it. `wake_section`: this Sori's
     config has a [wake] section (else the wake phrases are written commented out)."""
@@ -108,6 +118,12 @@ def starter_toml(answers: Answers, written_on: str = "", wake_section: bool = Fa
         ]
     if answers.mqtt_url:
         lines += ["", "[mqtt]", f"url = {toml_string(answers.mqtt_url)}"]
+        if answers.area:
+            lines += [
+                "# This speaker's id in Home Assistant's MQTT discovery and its sori/<node_id>/",
+                "# topics: a different one on each speaker of the home.",
+                f"node_id = {toml_string(node_id(answers.area))}",
+            ]
     if answers.token_file:
         lines += [
             "",
