@@ -55,15 +55,18 @@ def test_an_empty_client_id_is_this_runs_own_and_each_client_of_the_run_has_its_
 def test_two_speakers_with_the_default_config_share_a_broker_without_dropping_each_other(
     mosquitto,  # noqa: F811
 ):
+    rooms = ("living_room", "bedroom")
     speakers = [
         subprocess.Popen(
             [sys.executable, "-c", SPEAKER, mosquitto, room],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        for room in ("living_room", "bedroom")
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for room in rooms
     ]
     outputs = [speaker.communicate(timeout=60) for speaker in speakers]
-    for room, speaker, (out, err) in zip(("living_room", "bedroom"), speakers, outputs):
+    for room, speaker, (out, err) in zip(rooms, speakers, outputs, strict=True):
         assert speaker.returncode == 0, err
         # a broker that drops a client for another with its id makes it log this
         assert "disconnected" not in err, err
