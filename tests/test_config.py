@@ -51,6 +51,10 @@ def test_the_example_config_is_valid():
             "home.devices[0]: set domain",
         ),
         ({"nonsense": 1}, "unknown key nonsense"),
+        (
+            {"audio": {"array": {"geometry": "respeaker-4mic"}}},
+            'audio.array.geometry must be "", respeaker-2mic-hat, ',  # "" is a choice too
+        ),
         ({"mqtt": {"node_id": "거실 스피커"}}, "mqtt.node_id = '거실 스피커' may hold only"),
         ({"mqtt": {"node_id": "sori/kitchen"}}, "mqtt.node_id = 'sori/kitchen' may hold"),
     ],

@@ -105,7 +105,7 @@ def long_number_error(text: str, where: str) -> ConfigError:
 def allowed(meta: dict[str, Any]) -> str:
     """The allowed values of a ranged field, in words."""
     if meta["choices"]:
-        *rest, last = (str(c) for c in meta["choices"])
+        *rest, last = ('""' if c == "" else str(c) for c in meta["choices"])
         return f"{', '.join(rest)} or {last}" if rest else last
     low, high, above = meta["low"], meta["high"], meta["above"]
     if above is not None:
