@@ -9,7 +9,8 @@ reverberation suppressor off and on.
 - The room is `sori test`'s ({room: {...}} in a manifest): 6 x 5 x 2.7 m, the array at
   (2.0, 1.5, 1.0) m, the talker `--distance-m` away at 60 deg, babble (the other clips at
   once; with one clip, the clip itself) 1.5 m away at 160 deg, `--babble-db` under the
-  talker at the first microphone.
+  talker at the first microphone, from the talker's first word or `--lead-s` before it
+  (a television on first; what it says alone is not held against the clips).
 - Each size is heard as `sori test` hears it, with device/sori.example.toml's recognizer:
   `audio.channels` = microphones, `[audio.array] mic_positions_m` where the room puts
   them (3.2 cm radius; the front end's defaults: MVDR, the direction found per
@@ -64,17 +65,20 @@ def manifest_text(config: Path, rows: list[dict], rooms: list[str]) -> str:
     return f"defaults: {{config: {config}, max_cer: 1.0}}\nfixtures:\n{fixtures}augment:\n{augment}"
 
 
-def rooms_for(mics: int, rt60s: list[float], distance_m: float, babble_db: float) -> dict[str, str]:
+def rooms_for(
+    mics: int, rt60s: list[float], distance_m: float, babble_db: float, lead_s: float
+) -> dict[str, str]:
     """The manifest's rooms by their column in the table: each RT60 quiet, and babble at
-    RT60 0.4 s (or the middle RT60)."""
+    RT60 0.4 s (or the middle RT60), on `lead_s` before the talker."""
     rooms = {
         f"RT60 {t:g} s": f"{{room: {{rt60: {t}, distance_m: {distance_m}, mics: {mics}}}}}"
         for t in rt60s
     }
     middle = 0.4 if 0.4 in rt60s else rt60s[len(rt60s) // 2]
-    rooms[f"RT60 {middle:g} s, babble {babble_db:g} dB"] = (
+    first = f" on {lead_s:g} s first" if lead_s else ""
+    rooms[f"RT60 {middle:g} s, babble {babble_db:g} dB{first}"] = (
         f"{{room: {{rt60: {middle}, distance_m: {distance_m}, interferer: babble, "
-        f"snr_db: {babble_db}, mics: {mics}}}}}"
+        f"snr_db: {babble_db}, mics: {mics}, lead_s: {lead_s}}}}}"
     )
     return rooms
 
@@ -86,6 +90,9 @@ def main() -> int:
     parser.add_argument("--rt60", default="0.2,0.4,0.8", help="reverberation times, seconds")
     parser.add_argument("--distance-m", type=float, default=2.0, help="talker to array")
     parser.add_argument("--babble-db", type=float, default=5.0, help="babble under the talker")
+    parser.add_argument(
+        "--lead-s", type=float, default=0.0, help="babble alone before the talker, seconds"
+    )
     parser.add_argument("--dereverb", default="off,spectral", help="audio.dereverb values")
     parser.add_argument("--json", metavar="FILE", help="write every figure as JSON")
     args = parser.parse_args()
@@ -99,7 +106,7 @@ def main() -> int:
     results = []
     with tempfile.TemporaryDirectory(prefix="sori-bench-rooms-") as folder:
         for mics in [int(m) for m in args.mics.split(",")]:
-            rooms = rooms_for(mics, rt60s, args.distance_m, args.babble_db)
+            rooms = rooms_for(mics, rt60s, args.distance_m, args.babble_db, args.lead_s)
             for dereverb in args.dereverb.split(","):
                 config = Path(folder) / f"sori-{mics}-{dereverb}.toml"
                 config.write_text(config_text(mics, dereverb), encoding="utf-8")

@@ -49,6 +49,24 @@ def test_no_action_fails_on_a_command_and_counts_a_false_action(presets):
     assert asked.passed and asked.false_actions == 0  # a query changes nothing
 
 
+def test_what_the_interferer_says_alone_first_is_held_to_nothing_but_acting(presets):
+    """A room's television plays alone for a while before the talker (`lead_s`): its
+    utterances are no part of the talker's, but one that acted is a false action."""
+    tv = {**record("오늘 날씨 맑음"), "speech_end_s": 1.4}
+    tv_acting = {**record("불 꺼", "HassTurnOff", 40.0, area="거실"), "speech_end_s": 1.4}
+    talker = {**record("거실 조명 켜", "HassTurnOn", 60.0, area="거실"), "speech_end_s": 3.0}
+    want = fixture(Expectation(intent="HassTurnOn", transcript="거실 조명 켜"), per_utterance=True)
+    quiet_tv = judge(want, [tv, talker], presets, talker_from_s=1.5)
+    assert quiet_tv.passed and quiet_tv.cer == 0.0 and quiet_tv.false_actions == 0
+    assert not judge(want, [tv, talker], presets).passed  # held to it, two utterances for one
+    loud_tv = judge(want, [tv_acting, talker], presets, talker_from_s=1.5)
+    assert loud_tv.false_actions == 1 and not loud_tv.passed
+    assert loud_tv.failures == [
+        "before the talker spoke, the interferer alone committed HassTurnOff {area: 거실} "
+        "(heard '불 꺼')"
+    ]
+
+
 def test_transcript_cer_latency_and_tier_limits(presets):
     want = Expectation(
         intent="HassTurnOn",

@@ -64,6 +64,11 @@ def test_the_room_of_the_issue_is_read_with_its_interferer_as_the_noise(tmp_path
         ("{room: {snr_db: 5}}", "augment[0].room: 'interferer' and 'snr_db' go together"),
         ("{room: {}, reverb: room}", "augment[0].reverb: does not go with 'room'"),
         ("{room: {}, noise: pink, snr_db: 5}", "augment[0].noise: does not go with 'room'"),
+        ("{room: {lead_s: 1}}", "augment[0].room.lead_s: is how long the interferer plays first"),
+        (
+            "{room: {interferer: pink, snr_db: 5, lead_s: 40}}",
+            "augment[0].room.lead_s: must be between 0 and 30, got 40",
+        ),
     ],
 )
 def test_a_bad_room_names_its_key(tmp_path, shared_dir, augment, where):
@@ -106,6 +111,35 @@ def test_the_interferer_is_at_the_requested_level_at_the_first_microphone(speech
     for mic in range(2):
         measured = 20 * np.log10(_rms(alone[:, mic]) / _rms(interference[:, mic]))
         assert measured == pytest.approx(5.0, abs=0.5 if mic == 0 else 1.5)
+
+
+def test_a_lead_plays_the_interferer_alone_first_at_its_level_against_the_talker(speech):
+    """`lead_s`: a television on before the command. The talker's level, which the
+    interferer is set under, is measured while they speak, not over the lead's silence."""
+    lead_s = 1.5
+    start = int(lead_s * RATE_HZ)
+    pink = make_noise("pink", len(speech) + start, np.random.default_rng(3))
+    setup = RoomSetup(rt60_s=0.4, distance_m=3.0, mics=2, lead_s=lead_s)
+    alone = simulate_room(speech, setup, np.zeros_like(pink)).channels  # the talker alone
+    mixed = simulate_room(speech, setup, pink, snr_db=5.0).channels
+    assert len(mixed) >= len(speech) + start
+    assert _rms(alone[:start]) < 1e-6 * _rms(alone[start:])  # no talker in the lead,
+    assert _rms(mixed[:start]) > 0.1 * _rms(alone[start:])  # only the interferer
+    interference = mixed[: len(alone)] - alone
+    measured = 20 * np.log10(_rms(alone[start:, 0]) / _rms(interference[start:, 0]))
+    assert measured == pytest.approx(5.0, abs=0.5)
+    assert _rms(alone[start:, 0]) == pytest.approx(_rms(speech), rel=1e-3)
+
+
+def test_a_lead_is_named_and_the_talker_is_judged_from_their_first_word(tmp_path, speech):
+    room = "{room: {rt60: 0.4, interferer: babble, snr_db: 5, mics: 4, lead_s: 1}}"
+    augmentation = manifest(tmp_path, room).augmentations[1]
+    assert augmentation.name == "room RT60 0.4 s at 2 m, 4 mics, babble 5 dB on 1 s first"
+    assert augmentation.room == RoomSetup(mics=4, lead_s=1.0)
+    voice_at = np.flatnonzero(np.abs(speech) > 0.1 * np.abs(speech).max())[0] / RATE_HZ
+    begins = conditions.talker_from_s(speech, augmentation)
+    assert 1.0 + voice_at - 0.1 <= begins <= 1.0 + voice_at + 0.02
+    assert conditions.talker_from_s(speech, manifest(tmp_path, "{room: {}}").augmentations[1]) == 0
 
 
 def test_four_microphones_are_the_usb_array_s_in_its_channel_order():

@@ -52,6 +52,8 @@ RT60_S = (0.15, 1.2)
 more than everything; above 1.2 s the image sources take tens of seconds to compute."""
 DISTANCE_M = (0.6, 3.5)
 """Talker distances that fit the room along its bearing, above the array."""
+LEAD_S = (0, 30)
+"""How long the interferer may play alone first: up to half a minute of television."""
 MAX_MICS = 8
 
 
@@ -65,6 +67,9 @@ class RoomSetup:
     """From the array's centre to the talker's mouth, in metres."""
     mics: int = 1
     """Microphones: 1 at the array's centre, or that many on its circle."""
+    lead_s: float = 0.0
+    """Seconds the interferer plays alone before the talker begins (a television on
+    before the command); the recording starts with them."""
 
 
 @dataclass(frozen=True)
@@ -104,15 +109,18 @@ def simulate_room(
     snr_db: float = 0.0,
 ) -> RoomRecording:
     """`speech` (float, mono, 16 kHz) said in the room of `setup`, with `interferer` (cut
-    or looped to the speech's length) playing at its place `snr_db` below the talker, both
-    as microphone 0 hears them. Longer than `speech` by the room's reverberation."""
+    or looped to the recording's length) playing at its place `snr_db` below the talker,
+    both as microphone 0 hears them while the talker speaks. The interferer plays alone
+    for `setup.lead_s` first; the recording is longer than `speech` by that and by the
+    room's reverberation."""
     try:
         import pyroomacoustics as pra
     except ImportError:
         raise DependencyError(
             "a simulated room needs pyroomacoustics: pip install pyroomacoustics"
         ) from None
-    speech = np.asarray(speech, dtype=np.float64)
+    lead = round(setup.lead_s * RATE_HZ) if interferer is not None else 0
+    speech = np.concatenate([np.zeros(lead), np.asarray(speech, dtype=np.float64)])
     absorption, max_order = pra.inverse_sabine(setup.rt60_s, ROOM_M)
     room = pra.ShoeBox(ROOM_M, fs=RATE_HZ, materials=pra.Material(absorption), max_order=max_order)
     room.add_microphone_array((np.asarray(ARRAY_CENTRE_M) + mic_positions(setup.mics)).T)
@@ -123,11 +131,11 @@ def simulate_room(
         room.add_source(place, signal=noise)
     room.compute_rir()
     heard = room.simulate(return_premix=True)  # (sources, mics, samples)
-    level = _rms(speech)  # the talker's, at microphone 0
-    scale = level / (_rms(heard[0][0]) or 1.0)
+    level = _rms(speech[lead:])  # the talker's, at microphone 0, from when they speak
+    scale = level / (_rms(heard[0][0][lead:]) or 1.0)
     channels = heard[0] * scale
-    if interferer is not None and _rms(heard[1][0]):
-        channels = channels + heard[1] * (level / _rms(heard[1][0]) / 10 ** (snr_db / 20))
+    if interferer is not None and _rms(heard[1][0][lead:]):
+        channels = channels + heard[1] * (level / _rms(heard[1][0][lead:]) / 10 ** (snr_db / 20))
     impulse = room.rir[0][0]
     direct = int(np.argmax(np.abs(impulse)))
     early_taps = impulse[: direct + int(EARLY_MS * RATE_HZ / 1000)]

@@ -48,6 +48,22 @@ def fixture_audio(fixture: Fixture) -> np.ndarray:
     return np.concatenate(parts)
 
 
+def talker_from_s(signal: np.ndarray, augmentation: Augmentation) -> float:
+    """Where the fixture's talker begins to speak in the audio `augmentation` makes of
+    `signal`, in seconds: after the room's interferer has played alone (`lead_s`), and
+    after the recording's own silence before the voice (its first 20 ms within 30 dB of
+    its loudest). 0.0 when nothing plays first."""
+    room = augmentation.room
+    if room is None or not room.lead_s:
+        return 0.0
+    frame = RATE_HZ // 50
+    frames = np.asarray(signal[: len(signal) // frame * frame], np.float64).reshape(-1, frame)
+    power = np.mean(np.square(frames), axis=1)
+    voiced = np.flatnonzero(power >= power.max() * 10 ** (-30 / 10)) if power.size else []
+    onset_s = voiced[0] * frame / RATE_HZ if len(voiced) else 0.0
+    return room.lead_s + onset_s / augmentation.speed
+
+
 def seed(fixture: Fixture, augmentation: Augmentation) -> int:
     """A stable seed for this fixture under this augmentation (not Python's salted hash)."""
     return zlib.crc32(f"{fixture.index}:{fixture.name}:{augmentation.name}".encode())
@@ -69,8 +85,9 @@ def apply(
         out = change_speed(out, augmentation.speed)
     if augmentation.room is not None:  # the noise plays at the interferer's place
         interferer = None
-        if augmentation.noise is not None:
-            interferer = noise(augmentation.noise, out, rng, voices)
+        if augmentation.noise is not None:  # it may play alone for a while first
+            length = len(out) + round(augmentation.room.lead_s * RATE_HZ)
+            interferer = noise(augmentation.noise, out, rng, voices, length)
         snr = augmentation.snr_db or 0.0
         heard = simulate_room(out, augmentation.room, interferer, snr).channels
         out = heard[:, 0] if augmentation.room.mics == 1 else heard
@@ -84,9 +101,15 @@ def apply(
 
 
 def noise(
-    kind: str, signal: np.ndarray, rng: np.random.Generator, voices: Sequence[np.ndarray]
+    kind: str,
+    signal: np.ndarray,
+    rng: np.random.Generator,
+    voices: Sequence[np.ndarray],
+    length: int | None = None,
 ) -> np.ndarray:
-    """Noise of `kind` as long as `signal`; babble made of `voices`, or of the signal."""
+    """Noise of `kind`, `length` samples long (as long as `signal` by default); babble
+    made of `voices`, or of the signal."""
+    length = len(signal) if length is None else length
     if kind == "babble":
-        return babble(list(voices) or [signal], len(signal), rng, BABBLE_TALKERS)
-    return make_noise(kind, len(signal), rng)
+        return babble(list(voices) or [signal], length, rng, BABBLE_TALKERS)
+    return make_noise(kind, length, rng)

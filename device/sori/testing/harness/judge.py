@@ -35,9 +35,27 @@ class Verdict:
         return not self.failures
 
 
-def judge(fixture: Fixture, records: list[dict[str, Any]], presets: Any) -> Verdict:
-    """Hold `records` (one per utterance heard) against the fixture's expectations."""
+def judge(
+    fixture: Fixture, records: list[dict[str, Any]], presets: Any, talker_from_s: float = 0.0
+) -> Verdict:
+    """Hold `records` (one per utterance heard) against the fixture's expectations.
+
+    The fixture's talker begins `talker_from_s` into the audio (a room's interferer plays
+    alone first, `conditions.talker_from_s`): utterances over by then are the
+    interferer's, held to no expectation; one that acted is a false action and a
+    failure."""
     verdict = Verdict()
+    before: list[dict[str, Any]] = []
+    if talker_from_s:
+        before = [r for r in records if r["speech_end_s"] <= talker_from_s]
+        records = [r for r in records if r["speech_end_s"] > talker_from_s]
+    for record in before:
+        if _acted(record):
+            verdict.false_actions += 1
+            verdict.failures.append(
+                f"before the talker spoke, the interferer alone committed "
+                f"{_meaning(record['intent'], record['slots'])} (heard {record['transcript']!r})"
+            )
     edits = chars = 0
     if fixture.per_utterance:
         if len(records) != len(fixture.expect):

@@ -11,7 +11,7 @@ fixture and field it sits in, before any model loads.
     augment:
       - {noise: white, snr_db: [20, 10]}
       - {reverb: room}
-      - {room: {rt60: 0.4, distance_m: 2, interferer: babble, snr_db: 5, mics: 4}}
+      - {room: {rt60: 0.4, distance_m: 2, interferer: babble, snr_db: 5, mics: 4, lead_s: 1}}
     tolerances: {accuracy_drop: 0.0, p95_commit_ms_rise: 50}
 
 Paths are relative to the manifest, or absolute. Every number goes through the config's
@@ -34,7 +34,7 @@ from sori.core.bounded_yaml import one_line, read_bounded
 from sori.core.config.schema import NumberError, allowed, dotted, limits, read_number, shown
 from sori.core.errors import SoriError
 from sori.hearing.audio.augment import NOISE_KINDS, ROOMS_RT60_S
-from sori.hearing.audio.room import DISTANCE_M, MAX_MICS, RT60_S, RoomSetup
+from sori.hearing.audio.room import DISTANCE_M, LEAD_S, MAX_MICS, RT60_S, RoomSetup
 
 NOISES = (*NOISE_KINDS, "babble")
 TIERS = ("preset", "local", "edge", "none")
@@ -66,10 +66,11 @@ _DEFAULT_KEYS = {"home", "config", "max_commit_ms", "max_cer", "gap_s"}
 _FIXTURE_KEYS = {"audio", "expect", "name"}
 _EXPECT_KEYS = {"intent", "slots", "transcript", "max_cer", "no_action", "max_commit_ms", "tier"}
 _AUGMENT_KEYS = {"noise", "snr_db", "gain_db", "speed", "reverb", "room"}
-_ROOM_KEYS = {"rt60", "distance_m", "mics", "interferer", "snr_db"}
+_ROOM_KEYS = {"rt60", "distance_m", "mics", "interferer", "snr_db", "lead_s"}
 _RT60_S = limits(*RT60_S)
 _DISTANCE_M = limits(*DISTANCE_M)
 _MICS = limits(1, MAX_MICS)
+_LEAD_S = limits(*LEAD_S)
 _TOLERANCE_KEYS = {"accuracy_drop", "p95_commit_ms_rise"}
 
 
@@ -417,6 +418,10 @@ class _Where:
         interferer = self.choice(data.get("interferer"), NOISES, f"{where}.interferer")
         if (interferer is None) != ("snr_db" not in data):
             raise self.error(where, "'interferer' and 'snr_db' go together")
+        if "lead_s" in data and interferer is None:
+            raise self.error(
+                f"{where}.lead_s", "is how long the interferer plays first: give 'interferer'"
+            )
         snr = None
         if interferer is not None:
             snr = self.number(data["snr_db"], f"{where}.snr_db", _SNR_DB)
@@ -431,10 +436,11 @@ class _Where:
                 data.get("distance_m", base.distance_m), f"{where}.distance_m", _DISTANCE_M
             ),
             mics=mics,
+            lead_s=self.number(data.get("lead_s", base.lead_s), f"{where}.lead_s", _LEAD_S),
         )
         gain = self.number(entry.get("gain_db", 0.0), f"{at}.gain_db", _GAIN_DB)
         speed = self.number(entry.get("speed", 1.0), f"{at}.speed", _SPEED)
-        name = _name(interferer, snr, gain, speed, _room_name(setup))
+        name = _name(interferer, snr, gain, speed, _room_name(setup), setup.lead_s)
         return Augmentation(name, interferer, snr, gain, speed, room=setup)
 
     def tolerances(self, data: Any) -> Tolerances:
@@ -459,8 +465,16 @@ def _room_name(setup: RoomSetup) -> str:
     return f"room RT60 {setup.rt60_s:g} s at {setup.distance_m:g} m, {mics}"
 
 
-def _name(noise: str | None, snr: float | None, gain: float, speed: float, room: str | None) -> str:
-    """What reports call an augmentation; `room` is the reverberation's part of it."""
+def _name(
+    noise: str | None,
+    snr: float | None,
+    gain: float,
+    speed: float,
+    room: str | None,
+    lead_s: float = 0.0,
+) -> str:
+    """What reports call an augmentation; `room` is the reverberation's part of it, and
+    `lead_s` how long its interferer plays first."""
     parts = []
     if speed != 1.0:
         parts.append(f"speed {speed:g}")
@@ -469,5 +483,5 @@ def _name(noise: str | None, snr: float | None, gain: float, speed: float, room:
     if gain:
         parts.append(f"gain {gain:+g} dB")
     if noise:
-        parts.append(f"{noise} {snr:g} dB")
+        parts.append(f"{noise} {snr:g} dB" + (f" on {lead_s:g} s first" if lead_s else ""))
     return ", ".join(parts) or "clean"

@@ -147,7 +147,8 @@ class Runner:
                 signal = layout.as_captured(signal)
         source = PcmSource(fixture.name, to_pcm16(signal), config.audio.frame_ms, channels)
         records = self.hear(source)
-        verdict = judge(fixture, records, self.understanding.presets)
+        talker_from_s = conditions.talker_from_s(self.audio(fixture_index), augmentation)
+        verdict = judge(fixture, records, self.understanding.presets, talker_from_s)
         return {
             "manifest": str(self.manifest.path),
             "fixture": fixture.name,
