@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import logging
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,6 +30,24 @@ def private_home(tmp_path_factory, monkeypatch) -> Path:
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     return home
+
+
+@pytest.fixture(autouse=True, scope="module")
+def no_mqtt_client_outlives_its_file() -> Iterator[None]:
+    """Fails the file whose tests leave an MQTT client running (a daemon or an answerer
+    built and never closed). Such a client holds its connection and thread for the rest
+    of the worker's run; one that shared a later file's client id took the broker from
+    that file's daemon, whose command then never arrived."""
+
+    def running() -> set[threading.Thread]:
+        return {t for t in threading.enumerate() if t.name.startswith("paho-mqtt-client-")}
+
+    before = running()
+    yield
+    deadline = time.monotonic() + 2.0  # a client closing now stops its thread at once
+    while (left := running() - before) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not left, f"MQTT clients left running: {sorted(t.name for t in left)}; close them"
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -5,6 +5,7 @@ salad gets "잘 못 들었어요", both at once and without the language model."
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -109,16 +110,20 @@ def by_wyoming(config_path) -> dict[str, tuple]:
     config, home = load(config_path)
     found = {}
     services = load_services(config, home)
-    services.answerer = build_answerer(config, home)  # as `sori wyoming` serves
-    with serving(services) as server:
-        for text in SENTENCES:
-            last = ("intents-stop",) if text == SEVERAL else ("intent", "not-recognized")
-            got = talk(server, [Recognize(text=text)], last)
-            intents = [Intent.from_event(e) for e in got if Intent.is_type(e.type)]
-            if intents:  # several commands: intents-start, one intent each, intents-stop
-                found[text] = ("+".join(i.name for i in intents), " ".join(i.text for i in intents))
-            else:
-                found[text] = (None, NotRecognized.from_event(got[-1]).text)
+    services.answerer = build_answerer(config, home)  # as `sori wyoming` serves, and closes
+    try:
+        with serving(services) as server:
+            for text in SENTENCES:
+                last = ("intents-stop",) if text == SEVERAL else ("intent", "not-recognized")
+                got = talk(server, [Recognize(text=text)], last)
+                intents = [Intent.from_event(e) for e in got if Intent.is_type(e.type)]
+                if intents:  # several commands: intents-start, one intent each, intents-stop
+                    names = "+".join(i.name for i in intents)
+                    found[text] = (names, " ".join(i.text for i in intents))
+                else:
+                    found[text] = (None, NotRecognized.from_event(got[-1]).text)
+    finally:
+        asyncio.run(services.answerer.close())
     return found
 
 

@@ -3,6 +3,7 @@ a file made of a shared clip's opening word (the wake phrase) and spoken command
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import subprocess
@@ -159,7 +160,9 @@ def test_sori_answering_at_once_ends_the_command_and_a_phrase_over_the_answer_ba
     extra = '[stt]\nwarm_up_s = 0\n[stt.vosk]\nmode = "grammar"\n'
     config_path = write_config(tmp_path, mosquitto, extra, WAKE_TOML)
     config, _ = load(config_path)
-    understanding = build(config_path, tmp_path / "reply.wav").understanding
+    daemon = build(config_path, tmp_path / "reply.wav")
+    understanding = daemon.understanding
+    asyncio.run(daemon.close())  # its understanding is all this test needs of it
     recognizer = hearing_recognizer(config, understanding)
     detector = build_wake_detector(config, recognizer=recognizer)
 
