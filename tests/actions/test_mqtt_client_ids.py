@@ -35,21 +35,44 @@ print(json.dumps(asyncio.run(main())))
 """
 
 
-def test_an_empty_client_id_is_this_runs_own_and_each_client_of_the_run_has_its_own():
-    run_id = client_id_for("")
-    assert re.fullmatch(r"sori-[0-9A-Za-z]{1,11}-[0-9a-f]{6}", run_id)
-    assert len(run_id) <= 23  # what every MQTT 3.1.1 broker must accept
-    assert client_id_for("") == run_id  # one per run, not one per client
-    assert client_id_for("", "state") == f"{run_id}-state"
-    assert client_id_for("kitchen") == "kitchen"  # a configured id is kept as it is
-    assert client_id_for("kitchen", "presence") == "kitchen-presence"
-    other_run = subprocess.run(
-        [sys.executable, "-c", "from sori.acting.mqtt_connection import client_id_for as c; "
-         "print(c(''))"],
+RUN_ID = re.compile(r"sori-[0-9A-Za-z]{1,11}-[0-9a-f]{6}")
+
+IDS_OF_A_FRESH_RUN = """
+import multiprocessing
+from sori.acting.mqtt_connection import client_id_for as c
+
+def child(queue):
+    queue.put(c(""))
+
+if __name__ == "__main__":
+    ids = [c(""), c(""), c("", "state"), c("", "state")]
+    queue = multiprocessing.get_context("fork").Queue()
+    forked = multiprocessing.get_context("fork").Process(target=child, args=(queue,))
+    forked.start()
+    print(" ".join([*ids, queue.get(timeout=30)]))
+    forked.join(30)
+"""
+
+
+def test_an_empty_client_id_is_never_handed_out_twice():
+    ids = subprocess.run(
+        [sys.executable, "-c", IDS_OF_A_FRESH_RUN],
         capture_output=True, text=True, check=True, timeout=60,
-    ).stdout.strip()  # fmt: skip
-    assert re.fullmatch(r"sori-[0-9A-Za-z]{1,11}-[0-9a-f]{6}", other_run)
-    assert other_run != run_id
+    ).stdout.split()  # fmt: skip
+    first, second, state, second_state, forked = ids
+    assert RUN_ID.fullmatch(first)
+    assert len(first) <= 23  # what every MQTT 3.1.1 broker must accept
+    # a second client of one kind in the run (daemons built side by side, as in tests)
+    assert (second, state, second_state) == (f"{first}-2", f"{first}-state", f"{first}-state-2")
+    assert RUN_ID.fullmatch(forked) and forked != first  # `sori test --jobs` workers
+    ours = client_id_for("")
+    assert RUN_ID.match(ours) and not ours.startswith(first)  # another run, another id
+
+
+def test_a_configured_client_id_is_kept_as_it_is():
+    # a broker's ACL may name it
+    assert client_id_for("kitchen") == client_id_for("kitchen") == "kitchen"
+    assert client_id_for("kitchen", "presence") == "kitchen-presence"
 
 
 def test_two_speakers_with_the_default_config_share_a_broker_without_dropping_each_other(

@@ -5,9 +5,12 @@ with the fix in the error, and the credentials and TLS applied to a client."""
 from __future__ import annotations
 
 import functools
+import os
 import re
 import secrets
 import socket
+import threading
+from collections import Counter
 from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
@@ -29,15 +32,29 @@ def parse_url(url: str) -> tuple[str, int, bool]:
 
 
 def client_id_for(configured: str, role: str = "") -> str:
-    """`mqtt.client_id` as set, or, when it is empty, this run's own id; with `role`, the
-    id of one more client of the same run (`<id>-state`, `<id>-presence`).
+    """`mqtt.client_id` as set, or, when it is empty, an id of this run's own; with
+    `role`, the id of one more client of the same run (`<id>-state`, `<id>-presence`).
 
     A broker keeps one connection per client id and drops the older one when another
-    connects with it, so two speakers (or two runs) sharing an id take the broker from
-    each other in turn. Sessions are always clean, so nothing is lost by a new id per run.
+    connects with it, so two clients sharing an id take the broker from each other in
+    turn. So an empty id is never handed out twice: two speakers (or two runs) differ in
+    the run's id, a process forked from a run (`sori test --jobs`) draws its own, and a
+    second client of the same role in one process (daemons built side by side, as the
+    tests build them) gets `-2`, then `-3`. Sessions are always clean, so nothing is lost
+    by a new id. A configured id is used as it is: a broker's ACL may name it.
     """
-    base = configured or _this_run_client_id()
-    return f"{base}-{role}" if role else base
+    if configured:
+        return f"{configured}-{role}" if role else configured
+    base = f"{_this_run_client_id()}-{role}" if role else _this_run_client_id()
+    with _ISSUING:
+        _ISSUED[base] += 1
+        count = _ISSUED[base]
+    return base if count == 1 else f"{base}-{count}"
+
+
+_ISSUED: Counter[str] = Counter()
+"""How many clients of this process have had each id of `client_id_for`."""
+_ISSUING = threading.Lock()
 
 
 @functools.cache
@@ -47,6 +64,16 @@ def _this_run_client_id() -> str:
     length every MQTT 3.1.1 broker must accept."""
     host = re.sub(r"[^0-9A-Za-z]", "", socket.gethostname())[:11] or "host"
     return f"sori-{host}-{secrets.token_hex(3)}"
+
+
+def _forget_this_run_in_a_forked_child() -> None:
+    global _ISSUING
+    _this_run_client_id.cache_clear()
+    _ISSUED.clear()
+    _ISSUING = threading.Lock()  # another thread of the parent may have held it
+
+
+os.register_at_fork(after_in_child=_forget_this_run_in_a_forked_child)
 
 
 def import_paho() -> ModuleType:
