@@ -8,9 +8,13 @@ import json
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from sori.cli import main
 from sori.core.config import Config, parse_config
 from sori.provisioning import doctor
+
+pytestmark = pytest.mark.slow
 
 PI5_CPUINFO = "processor\t: 0\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 asimddp\n"
 AMX_CPUINFO = "flags\t\t: fpu avx2 fma avx512f amx_tile amx_int8\n"

@@ -12,6 +12,8 @@ from hearing_fixtures import english_speech
 from sori.hearing.audio.format import RATE_HZ, write_wav
 from sori.testing.replaying import FIELDS
 
+pytestmark = pytest.mark.slow
+
 
 def sori(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(

@@ -15,6 +15,8 @@ import test_run_command
 from daemon_kit import write_config
 from test_run_command import espeak_wav
 
+pytestmark = pytest.mark.slow
+
 SORI = [sys.executable, "-m", "sori"]
 READ_CLIP = "zeroth_104_003_0193.wav"  # "그 바람에 나의 몸도 …": no command, no wake phrase
 WAKE_ON = "\n[wake]\nenabled = true\n"

@@ -26,6 +26,8 @@ from test_run_command import (
     sori_run,
 )
 
+pytestmark = pytest.mark.slow
+
 SHUTDOWN_S = 5.0
 
 THINKING_SHELL = """

@@ -21,6 +21,8 @@ from sori.hearing.audio.augment import make_noise, mix_at_snr, to_pcm16
 from sori.hearing.audio.format import write_wav
 from sori.hearing.audio.sources import FileSource
 
+pytestmark = pytest.mark.slow
+
 PHRASES = {  # a word that opens the clip → the clip
     "지난해": "zeroth_104_003_0019.wav",
     "현재": "zeroth_104_003_0253.wav",

@@ -14,6 +14,8 @@ from daemon_kit import build, serve_api, write_config
 from sori.core.events import WakeDetected, WakeDismissed, WakeHeard
 from sori.serving.conversation.listening import Conversation
 
+pytestmark = pytest.mark.slow
+
 
 async def listen_live(daemon, config_path, mic, tap) -> asyncio.Task:
     """The daemon listening to the file `mic` as its microphone, each frame through

@@ -17,6 +17,8 @@ import pytest
 from daemon_kit import write_config
 from test_run_command import run_file
 
+pytestmark = pytest.mark.slow
+
 SORI = [sys.executable, "-m", "sori"]
 RATE = 22050  # espeak-ng's rate; the clip is resampled up to it
 WAKE = "현재"  # opens zeroth_104_003_0253.wav, 0.66-1.05 s

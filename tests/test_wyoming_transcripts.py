@@ -21,6 +21,8 @@ from sori.serving.wyoming_server import load_services  # noqa: E402
 from sori.testing.replaying import replay_source  # noqa: E402
 from wyoming_kit import audio_events, serving, talk  # noqa: E402
 
+pytestmark = pytest.mark.slow
+
 MARKS = re.compile(r"\[|\]|\(|\)|(?<!\S)/(?!\S)")
 
 
@@ -45,12 +47,15 @@ def services_fixture(config):
 
 
 def clips(shared_dir):
-    return sorted((shared_dir / "audio" / "ko-read").glob("*.wav"))
+    """Every other shared clip by name, from the second: eight, four of whose numbers vosk
+    writes with its marks ("[3] 월", "이 (천) (십) 팔 년"). A path that hears differently
+    shows on any clip; all sixteen took 77 s of the suite."""
+    return sorted((shared_dir / "audio" / "ko-read").glob("*.wav"))[1::2]
 
 
-def test_transcribe_equals_replay_on_every_shared_clip(config, services, shared_dir):
+def test_transcribe_equals_replay_on_the_shared_clips(config, services, shared_dir):
     found = clips(shared_dir)
-    assert len(found) >= 10
+    assert len(found) >= 8
     differ, marked = [], []
     with serving(services) as server:
         for path in found:

@@ -29,6 +29,8 @@ from sori.hearing.audio.sources import FileSource
 from sori.hearing.pacing import ReplayClock, replay
 from test_run_command import espeak_wav
 
+pytestmark = pytest.mark.slow
+
 COMMAND = "에어컨 꺼줘"
 TALKER_DEG = 60.0
 QUICK_TOML = "\n[stt]\nwarm_up_s = 0.0\n"

@@ -16,6 +16,8 @@ from sori.hearing.audio.standing import angle_apart_deg
 from sori.testing.harness.manifest import load_manifest
 from sori.testing.harness.runner import Runner
 
+pytestmark = pytest.mark.slow
+
 ROOMS = (
     "{room: {rt60: 0.8, distance_m: 2, mics: %d}}",
     "{room: {rt60: 0.4, distance_m: 2, interferer: babble, snr_db: 5, mics: %d}}",

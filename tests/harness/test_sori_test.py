@@ -23,6 +23,8 @@ import pytest
 from sori.testing.harness.manifest import Tolerances
 from sori.testing.harness.summary import compare
 
+pytestmark = pytest.mark.slow
+
 LEOPARD = "picovoice_leopard_test_ko.wav"
 HEARD = "그는 디비전이 피하면서 기흥 옆으로 걸어갔다"  # what vosk hears in the clip
 

@@ -13,6 +13,8 @@ from llm_servers import LlamaServer, free_port
 
 from sori.thinking.router import CANNOT_REACH, DEVICE_NOTE
 
+pytestmark = pytest.mark.slow
+
 FIELDS = {"text", "tier", "intent", "slots", "answer", "reason", "endpoint", "ttft_ms", "total_ms"}
 
 HOME = """
