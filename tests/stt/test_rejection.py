@@ -14,6 +14,7 @@ pipeline's character error rate on read speech is held to."""
 from __future__ import annotations
 
 import csv
+import functools
 import io
 
 import numpy as np
@@ -81,22 +82,20 @@ CASES = [
 def heard(model, presets, clips):
     """`hear(mode, condition, seconds)`: each clip's events through the whole pipeline, by
     clip name; each case is heard once in this module (the clean one takes a minute)."""
-    cases = {}
 
+    @functools.cache
     def hear(mode: str, condition: str, seconds: float | None) -> dict[str, list]:
-        if (mode, condition, seconds) not in cases:
-            recognizer = VoskRecognizer(model, phrases=presets.phrases(), mode=mode)
-            events = {}
-            for seed, (name, _, pcm) in enumerate(clips):
-                if seconds is not None:
-                    pcm = pcm[: int(seconds * 16_000) * 2]
-                audio = with_noise(pcm, CONDITIONS[condition], seed)
-                clock = ReplayClock()
-                hearing = build_hearing(Config(), recognizer, presets, clock)
-                source = RawSource(io.BytesIO(audio), name=name)
-                events[name] = list(replay(source.frames(), hearing, clock))
-            cases[mode, condition, seconds] = events
-        return cases[mode, condition, seconds]
+        recognizer = VoskRecognizer(model, phrases=presets.phrases(), mode=mode)
+        events = {}
+        for seed, (name, _, pcm) in enumerate(clips):
+            if seconds is not None:
+                pcm = pcm[: int(seconds * 16_000) * 2]
+            audio = with_noise(pcm, CONDITIONS[condition], seed)
+            clock = ReplayClock()
+            hearing = build_hearing(Config(), recognizer, presets, clock)
+            source = RawSource(io.BytesIO(audio), name=name)
+            events[name] = list(replay(source.frames(), hearing, clock))
+        return events
 
     return hear
 
