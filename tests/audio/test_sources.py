@@ -3,6 +3,7 @@ from __future__ import annotations
 import builtins
 import io
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -127,3 +128,17 @@ def test_a_device_that_will_not_open_says_what_to_check(monkeypatch):
     says = str(refused.value)
     assert "cannot open input device 'Fake USB mic' with 1 channel(s) at 48000 Hz" in says
     assert "Device unavailable" in says and "fuser -v /dev/snd/*" in says
+
+
+def test_closing_a_microphone_nobody_read_returns(monkeypatch):
+    """A microphone opened and refused at once (a board's channels checked after open)
+    fills its queue before close: close must not wait for a reader that never comes."""
+    fake = FakeSounddevice([np.zeros(960, np.float32)] * 10)
+    monkeypatch.setitem(sys.modules, "sounddevice", fake)
+    mic = MicSource("usb", frame_ms=20, max_queue=3).open()
+    closing = threading.Thread(target=mic.close, daemon=True)
+    closing.start()
+    closing.join(timeout=5)
+    assert not closing.is_alive(), "close() blocked on a full queue"
+    ends = [mic._queue.get_nowait() for _ in range(3)]
+    assert ends[-1] is None and all(block is not None for block in ends[:-1])

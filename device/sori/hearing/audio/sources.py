@@ -12,6 +12,7 @@ into pipeline frames. With one channel nothing of this runs.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 from collections.abc import Iterator
@@ -332,7 +333,16 @@ class MicSource:
             self._stream.stop()
             self._stream.close()
             self._stream = None
-        self._queue.put(None)
+        # A reader that stopped reading (a refusal right after open, a stalled pipeline)
+        # leaves the queue full, and a blocking put would hang the shutdown for good. The
+        # stream is stopped, so making room for the end mark drops only the oldest block.
+        while True:
+            try:
+                self._queue.put_nowait(None)
+                return
+            except queue.Full:
+                with contextlib.suppress(queue.Empty):
+                    self._queue.get_nowait()
 
 
 def import_sounddevice():
