@@ -14,6 +14,7 @@ from sori.acting.actions.base import Handler
 from sori.acting.actions.media import MusicPlayer
 from sori.core.clock import Clock
 from sori.core.config import Config
+from sori.core.files import state_folder
 from sori.core.home import Home
 
 
@@ -79,9 +80,7 @@ def timers_file(config: Config) -> Path:
     directory, else ~/.local/state/sori."""
     if config.alarms.state_file:
         return Path(config.alarms.state_file).expanduser()
-    state = os.environ.get("STATE_DIRECTORY", "").split(":")[0]
-    folder = Path(state) if state else Path("~/.local/state/sori").expanduser()
-    return folder / "timers.json"
+    return state_folder() / "timers.json"
 
 
 def build_timers(config: Config) -> Timers:

@@ -16,6 +16,7 @@ from sori.core.config import AudioConfig, Config, SttConfig
 from sori.core.config.sections import DEREVERBS
 from sori.core.errors import AudioError, ConfigError, SoriError
 from sori.core.events import Event
+from sori.core.files import state_folder
 from sori.hearing.audio.array import (
     BOARD_CHANNELS,
     ArrayGeometry,
@@ -26,6 +27,8 @@ from sori.hearing.audio.array import (
 from sori.hearing.audio.denoise import build_denoiser, check_denoise, denoised
 from sori.hearing.audio.denoise_decision import DenoiseDecision
 from sori.hearing.audio.echo_cancel import cancel_echo
+from sori.hearing.audio.echo_path import FILE_NAME as ECHO_PATH_FILE
+from sori.hearing.audio.echo_path import EchoPathStore
 from sori.hearing.audio.format import FRAME_MS_CHOICES, AudioFrame, ChannelFrame
 from sori.hearing.audio.front_end import ArrayFrontEnd, Dereverberator, array_frames, dereverbed
 from sori.hearing.audio.played import PlayedAudio
@@ -176,10 +179,12 @@ def front_end(
     played: PlayedAudio | None = None,
     origin_ns: int = 0,
     array: ArrayFrontEnd | None = None,
+    echo_store: EchoPathStore | None = None,
 ) -> Iterator[AudioFrame]:
     """`frames` (a stream from clock time `origin_ns`) as the pipeline hears them: without
     Sori's own voice, when `played` records what its speaker plays into the room and
-    `audio.echo_cancel` is "auto" (sori.hearing.audio.echo_cancel), dereverberated when
+    `audio.echo_cancel` is "auto" (sori.hearing.audio.echo_cancel; the echo path learned
+    before kept in `echo_store`, `echo_path_store`), dereverberated when
     `audio.dereverb` says so; with an `array` (`build_array`), `frames` are its captured
     channels, whose microphones are cancelled (from the board's own playback channels
     where it has them) and dereverberated each, then beamed into one. Then through the speech
@@ -191,15 +196,33 @@ def front_end(
         played = None
     if array is not None:
         dereverb = build_dereverb(audio, array.geometry.channels)
-        mono = array_frames(frames, array, played, origin_ns, dereverb, loopback=cancel)  # type: ignore[arg-type]
+        mono = array_frames(
+            frames, array, played, origin_ns, dereverb, loopback=cancel, echo_store=echo_store
+        )  # type: ignore[arg-type]
     else:
         mono = frames  # type: ignore[assignment]
         if played is not None:
-            mono = cancel_echo(mono, played, origin_ns)
+            mono = cancel_echo(mono, played, origin_ns, store=echo_store)
         dereverb = build_dereverb(audio, 1)
         if dereverb is not None:
             mono = dereverbed(mono, dereverb)
     return denoised(mono, build_denoiser(audio.denoise))
+
+
+def echo_path_store(config: Config) -> EchoPathStore:
+    """Where the echo cancellers keep the path they learned, for the microphones and the
+    frame `config` sets: a start with another microphone or frame starts afresh."""
+    audio, array = config.audio, config.audio.array
+    setup = {
+        "device": audio.device,
+        "channels": audio.channels,
+        "frame_ms": audio.frame_ms,
+        "geometry": array.geometry,
+        "mic_positions_m": array.mic_positions_m,
+        "mic_channels": array.mic_channels,
+        "playback_channels": array.playback_channels,
+    }
+    return EchoPathStore(state_folder() / ECHO_PATH_FILE, setup)
 
 
 def build_array(config: Config) -> ArrayFrontEnd | None:
@@ -391,8 +414,11 @@ def open_hearing(
         config, recognizer, understanding, clock, origin_ns, wake, conversation, array
     )
     played = getattr(conversation, "echo", None)
+    live = played is not None and input_name == "mic"  # a file holds no echo of this room
+    store = echo_path_store(config) if live else None
     if array is None:
         frames = source.frames() if tap is None else tap(source.frames(), origin_ns)
-        return source, hear(front_end(config, frames, played, origin_ns), hearing)
-    beamed = front_end(config, source_frames(source, config), played, origin_ns, array)
+        return source, hear(front_end(config, frames, played, origin_ns, echo_store=store), hearing)
+    channels = source_frames(source, config)
+    beamed = front_end(config, channels, played, origin_ns, array, echo_store=store)
     return source, hear(beamed if tap is None else tap(beamed, origin_ns), hearing)

@@ -64,6 +64,13 @@ def replace_file(path: Path | str, text: str, *, private: bool = False) -> Path:
     return target
 
 
+def state_folder() -> Path:
+    """Where Sori keeps what it learns and owes across restarts (timers, the echo path):
+    systemd's state directory ($STATE_DIRECTORY, /var/lib/sori), else ~/.local/state/sori."""
+    state = os.environ.get("STATE_DIRECTORY", "").split(":")[0]
+    return Path(state) if state else Path("~/.local/state/sori").expanduser()
+
+
 def _sync_folder(folder: Path) -> None:
     """Make the rename itself durable (best effort: some filesystems refuse)."""
     try:

@@ -16,7 +16,10 @@ a background filter always adapts, and the foreground filter, whose output is he
 takes the background's weights only while they cancel clearly better
 (`COPY_RATIO`, `COPY_BLOCKS`); a background filter that has gone astray restarts from the
 foreground (`RESET_RATIO`). The echo path of a speaker and a microphone in a room changes
-little, so the filter keeps what it learned from one reply to the next.
+little, so the filter keeps what it learned from one reply to the next, and across
+restarts (sori.hearing.audio.echo_path). A foreground that leaves more than the
+microphone heard (`ADDS_ECHO_RATIO`: the speaker was turned down, muted or moved since it
+learned) is scaled to what the microphone still hears of it.
 
 While Sori is silent (no reference for as long as the filter reaches) frames pass as they
 are, at no cost. An echo the microphone hears before the record says it was played, or
@@ -26,7 +29,8 @@ apart, or a hardware echo canceller, wants `audio.echo_cancel = "off"`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -55,6 +59,11 @@ COPY_BLOCKS = 3
 RESET_RATIO = 4.0
 """A background residual this many times the foreground's: it has adapted to the user's
 voice (double talk), so it starts again from the foreground."""
+ADDS_ECHO_RATIO = 1.25
+"""A foreground residual 1 dB above the microphone's own energy, for `COPY_BLOCKS` blocks
+in a row, takes away less than it adds: the path it learned is no longer the room's at
+that level, and the foreground keeps only the share of it the microphone still holds
+(the speaker turned down: the path at its new level; muted or moved: next to nothing)."""
 ENERGY_SMOOTHING = 0.7
 """Residual energies compared above: this much of the last estimate kept each block."""
 
@@ -73,8 +82,13 @@ class EchoCanceller:
         self._previous = np.zeros(block)
         self._pair = np.zeros(2 * block)
         self._power = np.zeros(bins)
-        self._background_energy = self._foreground_energy = 0.0
-        self._better_blocks = 0
+        self._background_energy = self._foreground_energy = self._mic_energy = 0.0
+        self._cross_energy = self._estimate_energy = 0.0
+        """The microphone times the foreground's estimate, and the estimate's energy."""
+        self._better_blocks = self._worse_blocks = 0
+        self.changes = 0
+        """How often the foreground has changed (taken the background's weights, or been
+        dropped): a store keeps the path when this has moved since it last did."""
         self._quiet_blocks = self.partitions
         """Blocks since the reference last held sound: when the filter's whole reach has
         been quiet there is no echo left to cancel."""
@@ -83,6 +97,25 @@ class EchoCanceller:
     def active(self) -> bool:
         """Whether the latest block had an echo to cancel."""
         return self._quiet_blocks < self.partitions
+
+    def echo_path(self) -> np.ndarray:
+        """The echo path the foreground has learned: its impulse response, `partitions`
+        rows of `block` taps (float32, the latest first)."""
+        return np.fft.irfft(self._foreground, axis=1)[:, : self.block].astype(np.float32)
+
+    def start_from(self, echo_path: np.ndarray) -> None:
+        """The foreground set to `echo_path` (as `echo_path()` gives it), so the first
+        reply is cancelled as well as the last one was. The background still learns from
+        nothing: where the path is still the room's it soon takes the foreground's
+        weights (`RESET_RATIO`), and where it is not, it learns the room as fast as a
+        filter that never had one (a wrong start would slow it down)."""
+        if echo_path.shape != (self.partitions, self.block):
+            raise ValueError(
+                f"an echo path of shape {echo_path.shape}, not ({self.partitions}, {self.block})"
+            )
+        taps = np.zeros((self.partitions, 2 * self.block))
+        taps[:, : self.block] = echo_path
+        self._foreground = np.fft.rfft(taps, axis=1)
 
     def process(self, mic: np.ndarray, reference: np.ndarray) -> np.ndarray | None:
         """`mic` (one block, float, int16 scale) without the echo of `reference` (what the
@@ -101,10 +134,14 @@ class EchoCanceller:
         self._spectra[1:] = self._spectra[:-1]
         self._spectra[0] = np.fft.rfft(self._pair)
         background = mic - self._estimate(self._background)
-        foreground = mic - self._estimate(self._foreground)
+        estimate = self._estimate(self._foreground)
+        foreground = mic - estimate
         if sounding:
             self._adapt(background)
-        self._choose(float(background @ background), float(foreground @ foreground))
+        self._track(mic, estimate, background, foreground)
+        if self._adds_echo():
+            return mic - self._rescale() * estimate
+        self._choose()
         return foreground
 
     def _estimate(self, weights: np.ndarray) -> np.ndarray:
@@ -123,17 +160,58 @@ class EchoCanceller:
         taps[:, n:] = 0.0  # a linear, not circular, convolution
         self._background = np.fft.rfft(taps, axis=1)
 
-    def _choose(self, background: float, foreground: float) -> None:
-        """Which filter's weights the foreground holds (see the module)."""
+    def _track(
+        self, mic: np.ndarray, estimate: np.ndarray, background: np.ndarray, foreground: np.ndarray
+    ) -> None:
+        """The energies compared below, smoothed over the last blocks."""
         keep = ENERGY_SMOOTHING
-        self._background_energy = keep * self._background_energy + (1 - keep) * background
-        self._foreground_energy = keep * self._foreground_energy + (1 - keep) * foreground
+        self._mic_energy = keep * self._mic_energy + (1 - keep) * float(mic @ mic)
+        self._cross_energy = keep * self._cross_energy + (1 - keep) * float(mic @ estimate)
+        self._estimate_energy = keep * self._estimate_energy + (1 - keep) * float(
+            estimate @ estimate
+        )
+        self._background_energy = keep * self._background_energy + (1 - keep) * float(
+            background @ background
+        )
+        self._foreground_energy = keep * self._foreground_energy + (1 - keep) * float(
+            foreground @ foreground
+        )
+
+    def _adds_echo(self) -> bool:
+        """Whether the foreground has left more than the microphone heard for
+        `COPY_BLOCKS` blocks in a row (see `ADDS_ECHO_RATIO`)."""
+        if self._foreground_energy > ADDS_ECHO_RATIO * self._mic_energy:
+            self._worse_blocks += 1
+        else:
+            self._worse_blocks = 0
+        return self._worse_blocks >= COPY_BLOCKS
+
+    def _rescale(self) -> float:
+        """The foreground scaled to the share of its estimate the microphone still holds
+        (least squares over the last blocks, 0 to 1): a speaker turned down keeps the
+        path at its new level, a muted or moved one next to nothing of it. The gain."""
+        gain = 0.0
+        if self._estimate_energy > 0.0:
+            gain = min(max(self._cross_energy / self._estimate_energy, 0.0), 1.0)
+        self._foreground *= gain
+        self._foreground_energy = (
+            self._mic_energy - 2 * gain * self._cross_energy + gain**2 * self._estimate_energy
+        )
+        self._cross_energy *= gain
+        self._estimate_energy *= gain**2
+        self._worse_blocks = self._better_blocks = 0
+        self.changes += 1
+        return gain
+
+    def _choose(self) -> None:
+        """Which filter's weights the foreground holds (see the module)."""
         if self._background_energy < COPY_RATIO * self._foreground_energy:
             self._better_blocks += 1
             if self._better_blocks >= COPY_BLOCKS:
                 self._foreground[:] = self._background
                 self._foreground_energy = self._background_energy
                 self._better_blocks = 0
+                self.changes += 1
             return
         self._better_blocks = 0
         if self._background_energy > RESET_RATIO * self._foreground_energy:
@@ -141,19 +219,32 @@ class EchoCanceller:
             self._background_energy = self._foreground_energy
 
 
+class PathStore(Protocol):
+    """Where a stream's cancellers keep the path they learned across restarts
+    (sori.hearing.audio.echo_path.EchoPathStore)."""
+
+    def start(self, cancellers: Sequence[EchoCanceller]) -> bool: ...
+
+    def keep(self, cancellers: Sequence[EchoCanceller]) -> object: ...
+
+
 def cancel_echo(
     frames: Iterable[AudioFrame],
     played: PlayedAudio,
     origin_ns: int,
     canceller: EchoCanceller | None = None,
+    store: PathStore | None = None,
 ) -> Iterator[AudioFrame]:
     """`frames` (a stream starting at clock time `origin_ns`) without what `played` says
     the speaker played at their times; with `canceller` (its block one frame) it goes on
-    from what it learned, else one is made for the stream."""
+    from what it learned, else one is made for the stream, starting from the path `store`
+    kept, which keeps what it learns at the end of every reply."""
     for frame in frames:
         start, end = origin_ns + frame.start_ns, origin_ns + frame.end_ns
         if canceller is None:
             canceller = EchoCanceller(len(frame.pcm) // 2)
+            if store is not None:
+                store.start([canceller])
         elif not canceller.active and not played.speaking(end):
             yield frame  # Sori has been silent for longer than the filter reaches
             continue
@@ -161,6 +252,8 @@ def cancel_echo(
         mic = np.frombuffer(frame.pcm, "<i2").astype(np.float64)
         cleaned = canceller.process(mic, reference.astype(np.float64))
         if cleaned is None:
+            if store is not None:
+                store.keep([canceller])  # the reply and its echo are over
             yield frame
         else:
             removed = mic - cleaned

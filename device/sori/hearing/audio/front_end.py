@@ -75,6 +75,7 @@ from sori.hearing.audio.array import (
 )
 from sori.hearing.audio.channel_health import ChannelChange, ChannelWatch
 from sori.hearing.audio.echo_cancel import TAPS_MS, EchoCanceller
+from sori.hearing.audio.echo_path import EchoPathStore
 from sori.hearing.audio.format import (
     RATE_HZ,
     AudioFrame,
@@ -561,16 +562,18 @@ def array_frames(
     origin_ns: int = 0,
     dereverb: Dereverberator | None = None,
     loopback: bool = False,
+    echo_store: EchoPathStore | None = None,
 ) -> Iterator[AudioFrame]:
     """An array's frames (a stream from clock time `origin_ns`) as pipeline frames: the
     microphones' channels of each (`array.layout`), without the speaker's sound in any of
     them when `played` records what it plays or, with `loopback`, when the board captures
-    its own playback; dereverberated when `dereverb` is given, beamed by `array`."""
+    its own playback (the cancellers starting from the paths `echo_store` kept);
+    dereverberated when `dereverb` is given, beamed by `array`."""
     layout = array.layout
     playback = layout.playback if loopback else ()
     echo = None
     if played is not None or playback:
-        echo = ChannelEchoCancel(played, origin_ns, playback)
+        echo = ChannelEchoCancel(played, origin_ns, playback, echo_store)
     microphones = None if layout.first_channels else list(layout.microphones)
     for frame in frames:
         captured = frame.samples
@@ -601,9 +604,15 @@ class ChannelEchoCancel:
     prove silent while Sori speaks, it is Sori's own record of what it played."""
 
     def __init__(
-        self, played: PlayedAudio | None, origin_ns: int, playback: tuple[int, ...] = ()
+        self,
+        played: PlayedAudio | None,
+        origin_ns: int,
+        playback: tuple[int, ...] = (),
+        store: EchoPathStore | None = None,
     ) -> None:
         self._played = played
+        self._store = store
+        """Where the cancellers' paths are kept across restarts (echo_path)."""
         self._origin_ns = origin_ns
         self._playback = list(playback)
         self._silent_s = 0.0
@@ -617,8 +626,12 @@ class ChannelEchoCancel:
         from the first microphone (int16 scale, as `AudioFrame.echo_energy`)."""
         if not self._cancellers:
             self._cancellers = [EchoCanceller(len(block)) for _ in range(block.shape[1])]
+            if self._store is not None:
+                self._store.start(self._cancellers)
         reference = self._reference(frame)
         if reference is None:
+            if self._store is not None:
+                self._store.keep(self._cancellers)  # the reply and its echo are over
             return block, 0.0  # nothing played for longer than the filters reach
         cleaned = block.astype(np.float64) * 32768.0
         energy = 0.0
