@@ -2,6 +2,7 @@
 
     .venv/bin/python scripts/bench_frontend.py                    # everything (slow)
     .venv/bin/python scripts/bench_frontend.py --only echo        # the cancellers
+    .venv/bin/python scripts/bench_frontend.py --only restart     # the first reply after one
     .venv/bin/python scripts/bench_frontend.py --only dereverb --clips 4
     .venv/bin/python scripts/bench_frontend.py --only cpu
     .venv/bin/python scripts/bench_frontend.py --only loopback    # an array's reference
@@ -28,6 +29,13 @@ synthetic piece of music, both played 40 ms late through a synthetic room (RT60 
   `sori wake` scans a file, the phrase only at the start of an utterance, so what is
   left of the echo must let the voice detector hear a pause before it.
 - CPU: process time per second of audio, one core.
+
+restart: the first reply after a restart (the second half of the echo reply), Sori's
+canceller fresh or started from the path it kept from the reply before (the first half,
+sori.hearing.audio.echo_path): ERLE in its first second, its second, and from 5 s on, in
+the same room, with the speaker moved (another draw of the room's reflections, 25 ms
+nearer), muted (only room noise heard, while Sori's record says it plays), and 10 dB
+quieter; then the wake trials above, the phrase said 0.5, 1.0 and 1.5 s into that reply.
 
 dereverb: shared read clips said 2 m from one microphone in a simulated 6 x 5 m room
 (sori.hearing.audio.room, pyroomacoustics) at RT60 0.2, 0.4 and 0.8 s, heard through
@@ -106,8 +114,11 @@ Canceller = Callable[[np.ndarray, np.ndarray], np.ndarray]
 """(microphone, reference), float on the int16 scale, to the microphone without the echo."""
 
 
-def sori_canceller() -> Canceller:
+def sori_canceller(echo_path: np.ndarray | None = None) -> Canceller:
+    """Sori's canceller, fresh or started from an `echo_path` kept before a restart."""
     canceller = EchoCanceller(BLOCK)
+    if echo_path is not None:
+        canceller.start_from(echo_path)
 
     def run(mic: np.ndarray, reference: np.ndarray) -> np.ndarray:
         out = np.array(mic, dtype=np.float64)
@@ -198,11 +209,12 @@ def music(seconds: float, rng: np.random.Generator) -> np.ndarray:
     return (out / np.sqrt(np.mean(out**2)) * 32768 * 0.1).astype(np.float32)
 
 
-def through_room(played: np.ndarray) -> np.ndarray:
+def through_room(played: np.ndarray, seed: int = 3, delay_s: float = ECHO_DELAY_S) -> np.ndarray:
     """The speaker as the microphone hears it (the echo tests' room, tests/audio/
-    test_echo_cancel.py): 40 ms late, RT60 0.4 s, 6 dB of direct sound, half the level."""
-    impulse = room_impulse(0.4, np.random.default_rng(3), drr_db=6.0)
-    late = np.concatenate([np.zeros(int(ECHO_DELAY_S * RATE)), played])
+    test_echo_cancel.py): 40 ms late, RT60 0.4 s, 6 dB of direct sound, half the level;
+    another `seed` and `delay_s`: the speaker moved in the same room."""
+    impulse = room_impulse(0.4, np.random.default_rng(seed), drr_db=6.0)
+    late = np.concatenate([np.zeros(int(delay_s * RATE)), played])
     return 0.5 * reverberate(late, impulse)[: len(played)]
 
 
@@ -255,17 +267,22 @@ def filtered_part(out: np.ndarray, user: np.ndarray) -> np.ndarray:
 
 
 def wake_trials(
-    name: str, played: np.ndarray, phrase: np.ndarray, config: Config
+    canceller: Callable[[], Canceller],
+    played: np.ndarray,
+    phrase: np.ndarray,
+    config: Config,
+    at_seconds: tuple[float, ...] = WAKE_AT_S,
 ) -> tuple[int, int]:
-    """Trials (WAKE_AT_S x WAKE_ECHO_DB) in which the phrase woke once, at its place:
-    heard live while Sori speaks, and scanned as `sori wake` scans a file."""
+    """Trials (`at_seconds` x WAKE_ECHO_DB) in which the phrase woke once, at its place:
+    heard live while Sori speaks, and scanned as `sori wake` scans a file; a `canceller`
+    made for each."""
     from echo_kit import LEAD_S, echo_gain
     from sori.assemble.wake import build_wake_detector
 
     detector = build_wake_detector(config)
     lead = np.zeros(int(LEAD_S * RATE))  # the canceller hears silence before Sori speaks
     live = scanned = 0
-    for at_s in WAKE_AT_S:
+    for at_s in at_seconds:
         for louder_db in WAKE_ECHO_DB:
             echo = through_room(played)
             echo *= echo_gain(echo, phrase, -louder_db)
@@ -273,7 +290,7 @@ def wake_trials(
             mic = echo.astype(np.float64)
             mic[start : start + len(phrase)] += phrase
             reference = np.concatenate([lead, played])
-            heard = CANCELLERS[name]()(np.concatenate([lead, mic]), reference)
+            heard = canceller()(np.concatenate([lead, mic]), reference)
             said = LEAD_S + at_s + WAKE_SAID_S
             found = live_wakes(heard, played, config, detector, LEAD_S)
             live += len(found) == 1 and said - 0.3 < found[0] < said + 0.6
@@ -344,8 +361,8 @@ def bench_echo(names: list[str], clips_dir: Path) -> list[dict]:
             "voice": voice,
             "music": tune,
             "double_talk": talk,
-            "wake_over_voice": wake_trials(name, reply, user, config),
-            "wake_over_music": wake_trials(name, song, user, config),
+            "wake_over_voice": wake_trials(CANCELLERS[name], reply, user, config),
+            "wake_over_music": wake_trials(CANCELLERS[name], song, user, config),
             "wake_trials": trials,
             "cpu_s_per_s": round((cpu_voice + cpu_music) / 2, 4),
         }
@@ -361,6 +378,62 @@ def bench_echo(names: list[str], clips_dir: Path) -> list[dict]:
             flush=True,
         )
     return rows
+
+
+RESTART_WAKE_AT_S = (0.5, 1.0, 1.5)
+"""When the wake phrase is said into the first reply after a restart, in seconds."""
+RESTART_PARTS = {"first 1 s": (0, 1), "1-2 s": (1, 2), "from 5 s": (5, None)}
+
+
+def bench_restart(clips_dir: Path) -> dict:
+    """The first reply after a restart, its canceller fresh or started from the path kept
+    from the reply before (sori.hearing.audio.echo_path): ERLE in the same room, with the
+    speaker moved, muted and 10 dB quieter; then the wake phrase said into it."""
+    from echo_kit import REPLY, sori_says
+
+    base = Config()
+    reply = sori_says(base, REPLY)
+    before, first = reply[: len(reply) // 2], reply[len(reply) // 2 :]
+    learning, heard_before = EchoCanceller(BLOCK), through_room(before)
+    for i in range(0, len(before) - BLOCK + 1, BLOCK):
+        learning.process(heard_before[i : i + BLOCK], before[i : i + BLOCK])
+    kept = learning.echo_path()
+    rooms = {
+        "the same room": through_room(first),
+        "the speaker moved (25 ms nearer)": through_room(first, seed=11, delay_s=0.015),
+        "the speaker muted (room noise only)": np.random.default_rng(5).normal(0, 30, len(first)),
+        "the volume 10 dB down": through_room(first) * 10 ** (-10 / 20),
+    }
+    starts = {"afresh": None, "kept path": kept}
+    print("| the first reply after a restart | canceller | " + " | ".join(
+        f"ERLE {part} (dB)" for part in RESTART_PARTS) + " |")  # fmt: skip
+    print("|---|---|" + "---|" * len(RESTART_PARTS))
+    rows = []
+    for room, mic in rooms.items():
+        for start, path in starts.items():
+            out = sori_canceller(path)(mic, first)
+            erles = {}
+            for part, (a, b) in RESTART_PARTS.items():
+                span = slice(a * RATE, None if b is None else b * RATE)
+                erles[part] = round(energy_db(mic[span]) - energy_db(out[span]), 1)
+            rows.append({"room": room, "start": start, "erle_db": erles})
+            print(f"| {room} | {start} | " + " | ".join(map(str, erles.values())) + " |")
+    config = dataclasses.replace(
+        base,
+        audio=dataclasses.replace(base.audio, echo_cancel="off"),
+        wake=dataclasses.replace(base.wake, phrases=[WAKE_PHRASE, "소리야"]),
+    )
+    user = opening(clips_dir / WAKE_CLIP)
+    trials = len(RESTART_WAKE_AT_S) * len(WAKE_ECHO_DB)
+    wakes = {}
+    for start, path in starts.items():
+        found = wake_trials(
+            lambda p=path: sori_canceller(p), first, user, config, RESTART_WAKE_AT_S
+        )
+        wakes[start] = found
+        print(f"wake phrase said {RESTART_WAKE_AT_S} s into the first reply, {start}: "
+              f"live {found[0]} / scanned {found[1]} of {trials}", flush=True)  # fmt: skip
+    return {"erle": rows, "wake": wakes, "wake_trials": trials}
 
 
 def read_clips(clips_dir: Path, count: int) -> list[tuple[str, str, np.ndarray]]:
@@ -653,7 +726,9 @@ def main() -> int:
         "--clips-dir", default=str(REPO.parent / "shared" / "audio" / "ko-read"), type=Path
     )
     parser.add_argument(
-        "--only", choices=("echo", "dereverb", "cpu", "loopback"), help="one part only"
+        "--only",
+        choices=("echo", "restart", "dereverb", "cpu", "loopback"),
+        help="one part only",
     )
     parser.add_argument("--clips", type=int, default=4, help="clips for dereverb (default 4)")
     parser.add_argument(
@@ -668,6 +743,8 @@ def main() -> int:
     results: dict = {}
     if args.only in (None, "echo"):
         results["echo"] = bench_echo(names, args.clips_dir)
+    if args.only in (None, "restart"):
+        results["restart"] = bench_restart(args.clips_dir)
     if args.only in (None, "dereverb"):
         results["dereverb"] = bench_dereverb(args.clips_dir, args.clips)
     if args.only in (None, "cpu"):
