@@ -403,6 +403,8 @@ def bench_restart(clips_dir: Path) -> dict:
         "the speaker moved (25 ms nearer)": through_room(first, seed=11, delay_s=0.015),
         "the speaker muted (room noise only)": np.random.default_rng(5).normal(0, 30, len(first)),
         "the volume 10 dB down": through_room(first) * 10 ** (-10 / 20),
+        "the volume 6 dB up": through_room(first) * 10 ** (6 / 20),
+        "the volume 10 dB up": through_room(first) * 10 ** (10 / 20),
     }
     starts = {"afresh": None, "kept path": kept}
     print("| the first reply after a restart | canceller | " + " | ".join(

@@ -99,15 +99,19 @@ def test_a_path_learned_before_the_speaker_moved_adds_no_echo(replies, tmp_path)
     assert cancelled_db(mic, restarted, FROM_5_S) > cancelled_db(mic, afresh, FROM_5_S) - 1
 
 
-def test_a_speaker_turned_down_since_is_cancelled_at_its_new_level(replies, tmp_path):
-    """The volume was lowered 10 dB after the path was kept: the canceller scales the
-    path to what the microphone still hears (measured: 26 dB in the first second, where
-    dropping the path, or starting afresh, gave 4)."""
+@pytest.mark.parametrize("turned_db", [-10, 10])
+def test_a_speaker_turned_down_or_up_since_is_cancelled_at_its_new_level(
+    replies, tmp_path, turned_db
+):
+    """The volume was changed 10 dB after the path was kept: the canceller scales the
+    path to what the microphone hears (measured: 26 dB in the first second either way,
+    where dropping the path, or starting afresh, gave 4, and keeping it as it was 4 with
+    the speaker turned up)."""
     first, second = replies
     store_file = tmp_path / "echo-path.json"
     run(EchoPathStore(store_file, SETUP), first, through_room(first, seed=3, delay_ms=40))
 
-    mic = through_room(second, seed=3, delay_ms=40) * 10 ** (-10 / 20)
+    mic = through_room(second, seed=3, delay_ms=40) * 10 ** (turned_db / 20)
     restarted = run(EchoPathStore(store_file, SETUP), second, mic)
     assert cancelled_db(mic, restarted, FIRST_SECOND) > 15
 

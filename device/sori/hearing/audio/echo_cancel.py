@@ -17,9 +17,10 @@ takes the background's weights only while they cancel clearly better
 (`COPY_RATIO`, `COPY_BLOCKS`); a background filter that has gone astray restarts from the
 foreground (`RESET_RATIO`). The echo path of a speaker and a microphone in a room changes
 little, so the filter keeps what it learned from one reply to the next, and across
-restarts (sori.hearing.audio.echo_path). A foreground that leaves more than the
-microphone heard (`ADDS_ECHO_RATIO`: the speaker was turned down, muted or moved since it
-learned) is scaled to what the microphone still hears of it.
+restarts (sori.hearing.audio.echo_path). When the foreground's estimate, scaled, would
+cancel clearly better (the rule of `COPY_RATIO` and `COPY_BLOCKS`: the speaker was turned
+up or down, muted or moved since it learned), the foreground is scaled to the level at
+which the microphone hears its echo.
 
 While Sori is silent (no reference for as long as the filter reaches) frames pass as they
 are, at no cost. An echo the microphone hears before the record says it was played, or
@@ -59,11 +60,9 @@ COPY_BLOCKS = 3
 RESET_RATIO = 4.0
 """A background residual this many times the foreground's: it has adapted to the user's
 voice (double talk), so it starts again from the foreground."""
-ADDS_ECHO_RATIO = 1.25
-"""A foreground residual 1 dB above the microphone's own energy, for `COPY_BLOCKS` blocks
-in a row, takes away less than it adds: the path it learned is no longer the room's at
-that level, and the foreground keeps only the share of it the microphone still holds
-(the speaker turned down: the path at its new level; muted or moved: next to nothing)."""
+MAX_GAIN = 4.0
+"""The most the foreground is scaled up in one step (12 dB): a speaker turned up between
+two replies (see `EchoCanceller._rescale`)."""
 ENERGY_SMOOTHING = 0.7
 """Residual energies compared above: this much of the last estimate kept each block."""
 
@@ -85,7 +84,7 @@ class EchoCanceller:
         self._background_energy = self._foreground_energy = self._mic_energy = 0.0
         self._cross_energy = self._estimate_energy = 0.0
         """The microphone times the foreground's estimate, and the estimate's energy."""
-        self._better_blocks = self._worse_blocks = 0
+        self._better_blocks = self._scaled_better_blocks = 0
         self.changes = 0
         """How often the foreground has changed (taken the background's weights, or been
         dropped): a store keeps the path when this has moved since it last did."""
@@ -139,7 +138,7 @@ class EchoCanceller:
         if sounding:
             self._adapt(background)
         self._track(mic, estimate, background, foreground)
-        if self._adds_echo():
+        if self._scaling_pays():
             return mic - self._rescale() * estimate
         self._choose()
         return foreground
@@ -177,29 +176,36 @@ class EchoCanceller:
             foreground @ foreground
         )
 
-    def _adds_echo(self) -> bool:
-        """Whether the foreground has left more than the microphone heard for
-        `COPY_BLOCKS` blocks in a row (see `ADDS_ECHO_RATIO`)."""
-        if self._foreground_energy > ADDS_ECHO_RATIO * self._mic_energy:
-            self._worse_blocks += 1
+    def _fitted_gain(self) -> float:
+        """The gain at which the foreground's estimate best fits the microphone over the
+        last blocks (least squares, 0 to `MAX_GAIN`)."""
+        if self._estimate_energy <= 0.0:
+            return 0.0
+        return min(max(self._cross_energy / self._estimate_energy, 0.0), MAX_GAIN)
+
+    def _scaled_energy(self, gain: float) -> float:
+        """The foreground's residual energy were its estimate scaled by `gain`."""
+        return self._mic_energy - 2 * gain * self._cross_energy + gain**2 * self._estimate_energy
+
+    def _scaling_pays(self) -> bool:
+        """Whether the foreground scaled to `_fitted_gain` has cancelled clearly better
+        (`COPY_RATIO`) for `COPY_BLOCKS` blocks in a row."""
+        scaled = self._scaled_energy(self._fitted_gain())
+        if scaled < COPY_RATIO * self._foreground_energy:
+            self._scaled_better_blocks += 1
         else:
-            self._worse_blocks = 0
-        return self._worse_blocks >= COPY_BLOCKS
+            self._scaled_better_blocks = 0
+        return self._scaled_better_blocks >= COPY_BLOCKS
 
     def _rescale(self) -> float:
-        """The foreground scaled to the share of its estimate the microphone still holds
-        (least squares over the last blocks, 0 to 1): a speaker turned down keeps the
-        path at its new level, a muted or moved one next to nothing of it. The gain."""
-        gain = 0.0
-        if self._estimate_energy > 0.0:
-            gain = min(max(self._cross_energy / self._estimate_energy, 0.0), 1.0)
+        """The foreground scaled to `_fitted_gain`: a speaker turned down or up keeps its
+        path at the new level, a muted or moved one next to nothing of it. The gain."""
+        gain = self._fitted_gain()
         self._foreground *= gain
-        self._foreground_energy = (
-            self._mic_energy - 2 * gain * self._cross_energy + gain**2 * self._estimate_energy
-        )
+        self._foreground_energy = self._scaled_energy(gain)
         self._cross_energy *= gain
         self._estimate_energy *= gain**2
-        self._worse_blocks = self._better_blocks = 0
+        self._scaled_better_blocks = self._better_blocks = 0
         self.changes += 1
         return gain
 

@@ -10,8 +10,9 @@ cancellers fall quiet after a reply, the path they learned is written to a state
 The file is JSON: the setup it was learned for (the microphone, its channels, the frame),
 and each microphone's impulse response as base64 float32. A file for another setup is
 not used; one Sori cannot read is set aside (sori.core.files). A path that no longer
-fits the room (the speaker moved) is dropped by the canceller itself
-(`echo_cancel.ADDS_ECHO_RATIO`), so a stale file costs a few blocks, never added echo.
+fits the room is mended or dropped by the canceller itself: scaled to the speaker's new
+level, or to next to nothing when the speaker was moved or muted
+(`EchoCanceller._rescale`), so a stale file costs a few blocks, never added echo.
 """
 
 from __future__ import annotations
