@@ -13,7 +13,7 @@ import pytest
 
 from sori.core.config import Config, parse_config
 from sori.hearing.audio.augment import reverberate, room_impulse, to_pcm16
-from sori.hearing.audio.echo_cancel import cancel_echo
+from sori.hearing.audio.echo_cancel import EchoCanceller, cancel_echo
 from sori.hearing.audio.echo_path import EchoPathStore
 from sori.hearing.audio.played import PlayedAudio
 from sori.hearing.audio.ring import FrameChunker
@@ -81,6 +81,23 @@ def test_after_a_restart_the_first_second_of_a_reply_is_cancelled(replies, tmp_p
     restarted = run(EchoPathStore(store_file, SETUP), second, mic)
     assert cancelled_db(mic, afresh, FIRST_SECOND) < 6
     assert cancelled_db(mic, restarted, FIRST_SECOND) > 15
+
+
+def test_a_stream_that_ends_during_a_reply_keeps_what_it_learned(replies, tmp_path):
+    """Sori stops while it speaks: what the canceller learned since the reply's last
+    pause is written as the microphone's stream ends, not lost."""
+    first, _ = replies
+    store_file = tmp_path / "echo-path.json"
+    played = PlayedAudio()
+    played.add(0, to_pcm16(first), RATE)
+    mic = through_room(first, seed=3, delay_ms=40)[: 5 * RATE]  # stopped 5 s in
+    frames = FrameChunker(20).push(to_pcm16(mic))
+    canceller = EchoCanceller(320)
+    store = EchoPathStore(store_file, SETUP)
+    for _ in cancel_echo(frames, played, 0, canceller, store):
+        pass
+    taps = np.frombuffer(base64.b64decode(kept(store_file)["paths"][0]), "<f4")
+    assert np.array_equal(taps, canceller.echo_path().ravel())
 
 
 def test_a_path_learned_before_the_speaker_moved_adds_no_echo(replies, tmp_path):

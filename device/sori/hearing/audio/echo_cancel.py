@@ -233,6 +233,8 @@ class PathStore(Protocol):
 
     def keep(self, cancellers: Sequence[EchoCanceller]) -> object: ...
 
+    def wait(self) -> None: ...
+
 
 def cancel_echo(
     frames: Iterable[AudioFrame],
@@ -265,3 +267,6 @@ def cancel_echo(
             removed = mic - cleaned
             pcm = np.clip(np.rint(cleaned), -32768, 32767).astype("<i2").tobytes()
             yield AudioFrame(pcm, frame.start_ns, float(removed @ removed))
+    if store is not None and canceller is not None:
+        store.keep([canceller])  # the stream ended (a stop), perhaps during a reply
+        store.wait()

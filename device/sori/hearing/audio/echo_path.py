@@ -100,7 +100,7 @@ class EchoPathStore:
         return writer
 
     def wait(self, timeout_s: float = 5.0) -> None:
-        """Until the path being written is in place (a stop that must not lose it)."""
+        """Until the path being written is in place (a stream that ends: a stop)."""
         if self._writer is not None:
             self._writer.join(timeout_s)
 

@@ -585,6 +585,8 @@ def array_frames(
             block = dereverb.process(block)
         mono = array.process(block)
         yield AudioFrame(float_to_s16(mono), frame.start_ns, echo_energy)
+    if echo is not None:
+        echo.keep_paths()  # the stream ended (a stop), perhaps during a reply
 
 
 LOOPBACK_FLOOR = 10.0
@@ -644,6 +646,13 @@ class ChannelEchoCancel:
                     removed = mic - out
                     energy = float(removed @ removed)
         return (cleaned / 32768.0).astype(np.float32), energy
+
+    def keep_paths(self) -> None:
+        """Write what the cancellers learned since it was last kept, and wait for it: the
+        stream has ended."""
+        if self._store is not None and self._cancellers:
+            self._store.keep(self._cancellers)
+            self._store.wait()
 
     def _reference(self, frame: ChannelFrame) -> np.ndarray | None:
         """What the speaker played during `frame` (float, int16 scale); None when neither
