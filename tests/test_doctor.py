@@ -141,3 +141,24 @@ def test_a_board_the_config_names_that_is_not_listed_fails_with_its_card():
     own = dataclasses.replace(hat.audio.array, geometry="")  # placed by mic_positions_m
     own_board = dataclasses.replace(hat, audio=dataclasses.replace(hat.audio, array=own))
     assert doctor.check_array(own_board, lambda: [HEADPHONES]) is None  # no card to look for
+
+
+def test_the_echo_path_check_says_what_the_next_start_begins_from(tmp_path, monkeypatch):
+    """None kept, kept for this setup, for another, or unusable: said, and nothing is
+    touched (the start, not the doctor, sets a bad file aside)."""
+    from sori.assemble.hearing import echo_path_store
+
+    monkeypatch.setenv("STATE_DIRECTORY", str(tmp_path))
+    config = Config()
+    assert "none kept yet" in doctor.check_echo_path(config).detail
+    store = echo_path_store(config)
+    store.path.write_text(json.dumps({"version": 1, "setup": store.setup, "paths": ["AA=="]}))
+    check = doctor.check_echo_path(config)
+    assert check.ok and "kept for this setup (1 microphone(s)" in check.detail
+    other = parse_config({"audio": {"device": "hw:2"}})
+    assert "learned for another setup" in doctor.check_echo_path(other).detail
+    store.path.write_text("{not json")
+    assert "the next start sets it aside" in doctor.check_echo_path(config).detail
+    assert [p.name for p in tmp_path.iterdir()] == ["echo-path.json"]
+    off = parse_config({"audio": {"echo_cancel": "off"}})
+    assert doctor.check_echo_path(off) is None

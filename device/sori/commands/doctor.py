@@ -67,6 +67,8 @@ def run(args: argparse.Namespace) -> int:
     if config is not None:
         if (array := doctor.check_array(config)) is not None:
             checks.append(array)
+        if (echo := doctor.check_echo_path(config)) is not None:
+            checks.append(echo)
         checks.append(doctor.check_models(config, models_dir))
         uses = {d.handler for d in getattr(config.home, "devices", [])}
         checks += doctor.check_reachable(config, uses)

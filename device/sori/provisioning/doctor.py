@@ -236,6 +236,16 @@ def check_array(config: Config, query: Callable[[], Any] | None = None) -> Check
     )
 
 
+def check_echo_path(config: Config) -> Check | None:
+    """What the echo canceller starts from at the next start (the path kept across
+    restarts, sori.hearing.audio.echo_path); None with `audio.echo_cancel = "off"`."""
+    if config.audio.echo_cancel == "off":
+        return None
+    from sori.assemble.hearing import echo_path_store
+
+    return Check("echo path", True, echo_path_store(config).describe())
+
+
 def check_models(config: Config, models_dir: Path) -> Check:
     problems, present = [], []
     for entry in load_catalog():

@@ -21,6 +21,7 @@ import base64
 import json
 import logging
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -103,6 +104,23 @@ class EchoPathStore:
         """Until the path being written is in place (a stream that ends: a stop)."""
         if self._writer is not None:
             self._writer.join(timeout_s)
+
+    def describe(self) -> str:
+        """What the file holds for this setup, in a line (`sori doctor`), touching
+        nothing: what `start` would find."""
+        try:
+            stored = read_json(self.path, MAX_BYTES)
+        except FileNotFoundError:
+            return "none kept yet: the first reply is cancelled as the filter learns"
+        except (OSError, ValueError) as exc:
+            return f"{self.path} cannot be used ({exc}): the next start sets it aside"
+        if not isinstance(stored, dict) or stored.get("version") != VERSION:
+            return f"{self.path} is not an echo path file: the next start sets it aside"
+        if stored.get("setup") != self.setup:
+            return f"{self.path} was learned for another setup: the next start learns afresh"
+        written = time.strftime("%Y-%m-%d %H:%M", time.localtime(self.path.stat().st_mtime))
+        paths = len(stored.get("paths", ()))
+        return f"kept for this setup ({paths} microphone(s), {written}) in {self.path}"
 
     def _write(self, document: dict[str, Any]) -> None:
         try:
