@@ -87,7 +87,7 @@ class EchoCanceller:
         self._better_blocks = self._scaled_better_blocks = 0
         self.changes = 0
         """How often the foreground has changed (taken the background's weights, or been
-        dropped): a store keeps the path when this has moved since it last did."""
+        rescaled): a store keeps the path when this has moved since it last did."""
         self._quiet_blocks = self.partitions
         """Blocks since the reference last held sound: when the filter's whole reach has
         been quiet there is no echo left to cancel."""
