@@ -268,5 +268,6 @@ def cancel_echo(
             pcm = np.clip(np.rint(cleaned), -32768, 32767).astype("<i2").tobytes()
             yield AudioFrame(pcm, frame.start_ns, float(removed @ removed))
     if store is not None and canceller is not None:
+        store.wait()  # a write begun at the last pause would turn this one away
         store.keep([canceller])  # the stream ended (a stop), perhaps during a reply
         store.wait()

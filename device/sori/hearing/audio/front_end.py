@@ -651,6 +651,7 @@ class ChannelEchoCancel:
         """Write what the cancellers learned since it was last kept, and wait for it: the
         stream has ended."""
         if self._store is not None and self._cancellers:
+            self._store.wait()  # a write begun at the last pause would turn this one away
             self._store.keep(self._cancellers)
             self._store.wait()
 
