@@ -195,9 +195,7 @@ def test_after_a_restart_every_microphone_s_canceller_starts_from_its_kept_path(
         np.concatenate([echo, quiet]), np.zeros(len(reply) + RATE_HZ), np.append(reply, quiet[:, 0])
     )
     on = array_config(channels=6, array={"geometry": USB})
-    first_run = echo_path_store(on)
-    beamed(on, six, echo_store=first_run)
-    first_run.wait()
+    beamed(on, six, echo_store=echo_path_store(on))
     kept = json.loads((tmp_path / "echo-path.json").read_text(encoding="utf-8"))
     assert len(kept["paths"]) == 4
 

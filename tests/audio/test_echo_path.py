@@ -50,8 +50,6 @@ def run(store: EchoPathStore | None, reply: np.ndarray, mic: np.ndarray) -> np.n
     heard = np.concatenate([mic, np.zeros(RATE)])
     frames = FrameChunker(20).push(to_pcm16(heard))
     out = b"".join(f.pcm for f in cancel_echo(frames, played, 0, store=store))
-    if store is not None:
-        store.wait()
     return np.frombuffer(out, np.int16).astype(np.float64)[: len(mic)]
 
 

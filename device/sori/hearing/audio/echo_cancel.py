@@ -231,9 +231,9 @@ class PathStore(Protocol):
 
     def start(self, cancellers: Sequence[EchoCanceller]) -> bool: ...
 
-    def keep(self, cancellers: Sequence[EchoCanceller]) -> object: ...
+    def keep(self, cancellers: Sequence[EchoCanceller]) -> None: ...
 
-    def wait(self) -> None: ...
+    def finish(self, cancellers: Sequence[EchoCanceller]) -> None: ...
 
 
 def cancel_echo(
@@ -268,6 +268,4 @@ def cancel_echo(
             pcm = np.clip(np.rint(cleaned), -32768, 32767).astype("<i2").tobytes()
             yield AudioFrame(pcm, frame.start_ns, float(removed @ removed))
     if store is not None and canceller is not None:
-        store.wait()  # a write begun at the last pause would turn this one away
-        store.keep([canceller])  # the stream ended (a stop), perhaps during a reply
-        store.wait()
+        store.finish([canceller])  # the stream ended (a stop), perhaps during a reply

@@ -55,36 +55,42 @@ class EchoPathStore:
     def start(self, cancellers: Sequence[EchoCanceller]) -> bool:
         """Start `cancellers` (one per microphone, in order) from the kept paths, when
         the file holds paths for this setup; whether it did."""
-        stored = self._read()
+        try:
+            stored, unusable = self._load()
+        except OSError as exc:
+            log.warning("cannot read %s (%s); the echo canceller starts afresh", self.path, exc)
+            return False
+        if unusable:
+            set_aside(self.path, unusable, "the echo canceller starts afresh")
+            return False
         if stored is None:
             return False
         if stored.get("setup") != self.setup or len(stored.get("paths", ())) != len(cancellers):
             log.info("%s: learned for another setup; the echo canceller starts afresh", self.path)
             return False
         try:
-            for canceller, encoded in zip(cancellers, stored["paths"], strict=True):
-                taps = np.frombuffer(base64.b64decode(encoded, validate=True), "<f4")
-                if not np.isfinite(taps).all():
-                    raise ValueError("a tap that is not a number")
-                canceller.start_from(taps.reshape(canceller.partitions, canceller.block))
+            paths = [
+                decoded(encoded, canceller)
+                for canceller, encoded in zip(cancellers, stored["paths"], strict=True)
+            ]
         except (TypeError, ValueError) as exc:
-            for canceller in cancellers:
-                canceller.start_from(np.zeros((canceller.partitions, canceller.block)))
             set_aside(self.path, f"not an echo path ({exc})", "the canceller starts afresh")
             return False
+        for canceller, path in zip(cancellers, paths, strict=True):
+            canceller.start_from(path)
         self._kept = [c.changes for c in cancellers]
         log.info("echo canceller starts from the path kept in %s", self.path)
         return True
 
-    def keep(self, cancellers: Sequence[EchoCanceller]) -> threading.Thread | None:
+    def keep(self, cancellers: Sequence[EchoCanceller]) -> None:
         """Write the cancellers' paths when they learned since they were last written, in
-        a thread of its own (a slow SD card never holds up the audio); the thread, or None
-        when there was nothing new to write or a write is still going on."""
+        a thread of its own (a slow SD card never holds up the audio); nothing when there
+        is nothing new, or while a write is still going on."""
         changes = [c.changes for c in cancellers]
         if changes == self._kept or not any(changes):
-            return None
+            return
         if not self._writing.acquire(blocking=False):
-            return None
+            return
         self._kept = changes
         document = {
             "version": VERSION,
@@ -93,15 +99,22 @@ class EchoPathStore:
                 base64.b64encode(c.echo_path().astype("<f4").tobytes()).decode() for c in cancellers
             ],
         }
-        writer = threading.Thread(
+        self._writer = threading.Thread(
             target=self._write, args=(document,), name="echo-path", daemon=True
         )
-        writer.start()
-        self._writer = writer
-        return writer
+        self._writer.start()
 
-    def wait(self, timeout_s: float = 5.0) -> None:
-        """Until the path being written is in place (a stream that ends: a stop)."""
+    def finish(self, cancellers: Sequence[EchoCanceller]) -> None:
+        """The stream has ended (a stop, perhaps during a reply): write what the
+        cancellers learned since the last write, and wait until it is in place. A write
+        begun at the reply's last pause is waited for first, or it would turn this one
+        away."""
+        self._wait()
+        self.keep(cancellers)
+        self._wait()
+
+    def _wait(self, timeout_s: float = 5.0) -> None:
+        """Until the path being written is in place."""
         if self._writer is not None:
             self._writer.join(timeout_s)
 
@@ -109,13 +122,13 @@ class EchoPathStore:
         """What the file holds for this setup, in a line (`sori doctor`), touching
         nothing: what `start` would find."""
         try:
-            stored = read_json(self.path, MAX_BYTES)
-        except FileNotFoundError:
+            stored, unusable = self._load()
+        except OSError as exc:
+            unusable = str(exc)
+        if unusable:
+            return f"{self.path} cannot be used ({unusable}): the next start sets it aside"
+        if stored is None:
             return "none kept yet: the first reply is cancelled as the filter learns"
-        except (OSError, ValueError) as exc:
-            return f"{self.path} cannot be used ({exc}): the next start sets it aside"
-        if not isinstance(stored, dict) or stored.get("version") != VERSION:
-            return f"{self.path} is not an echo path file: the next start sets it aside"
         if stored.get("setup") != self.setup:
             return f"{self.path} was learned for another setup: the next start learns afresh"
         written = time.strftime("%Y-%m-%d %H:%M", time.localtime(self.path.stat().st_mtime))
@@ -135,18 +148,25 @@ class EchoPathStore:
         finally:
             self._writing.release()
 
-    def _read(self) -> dict[str, Any] | None:
+    def _load(self) -> tuple[dict[str, Any] | None, str]:
+        """(the file's document, "") when it is an echo path file; (None, "") when there
+        is none; (None, why) when it is no echo path file. An OSError when it cannot be
+        read (it may be readable next time). Touches nothing."""
         try:
             stored = read_json(self.path, MAX_BYTES)
         except FileNotFoundError:
-            return None
-        except OSError as exc:
-            log.warning("cannot read %s (%s); the echo canceller starts afresh", self.path, exc)
-            return None
+            return None, ""
         except ValueError as exc:
-            set_aside(self.path, str(exc), "the echo canceller starts afresh")
-            return None
+            return None, str(exc)
         if not isinstance(stored, dict) or stored.get("version") != VERSION:
-            set_aside(self.path, "not an echo path file", "the echo canceller starts afresh")
-            return None
-        return stored
+            return None, "not an echo path file"
+        return stored, ""
+
+
+def decoded(encoded: Any, canceller: EchoCanceller) -> np.ndarray:
+    """A path as `keep` wrote it, shaped for `canceller`; a ValueError (or TypeError)
+    saying what is wrong with it."""
+    taps = np.frombuffer(base64.b64decode(encoded, validate=True), "<f4")
+    if not np.isfinite(taps).all():
+        raise ValueError("a tap that is not a number")
+    return taps.reshape(canceller.partitions, canceller.block)

@@ -586,7 +586,7 @@ def array_frames(
         mono = array.process(block)
         yield AudioFrame(float_to_s16(mono), frame.start_ns, echo_energy)
     if echo is not None:
-        echo.keep_paths()  # the stream ended (a stop), perhaps during a reply
+        echo.finish()  # the stream ended (a stop), perhaps during a reply
 
 
 LOOPBACK_FLOOR = 10.0
@@ -615,6 +615,8 @@ class ChannelEchoCancel:
         self._played = played
         self._store = store
         """Where the cancellers' paths are kept across restarts (echo_path)."""
+        self._sounded = False
+        """Whether the last frame had a reference: its end is the end of a reply."""
         self._origin_ns = origin_ns
         self._playback = list(playback)
         self._silent_s = 0.0
@@ -632,9 +634,11 @@ class ChannelEchoCancel:
                 self._store.start(self._cancellers)
         reference = self._reference(frame)
         if reference is None:
-            if self._store is not None:
+            if self._sounded and self._store is not None:
                 self._store.keep(self._cancellers)  # the reply and its echo are over
+            self._sounded = False
             return block, 0.0  # nothing played for longer than the filters reach
+        self._sounded = True
         cleaned = block.astype(np.float64) * 32768.0
         energy = 0.0
         for channel, canceller in enumerate(self._cancellers):
@@ -647,13 +651,10 @@ class ChannelEchoCancel:
                     energy = float(removed @ removed)
         return (cleaned / 32768.0).astype(np.float32), energy
 
-    def keep_paths(self) -> None:
-        """Write what the cancellers learned since it was last kept, and wait for it: the
-        stream has ended."""
+    def finish(self) -> None:
+        """The stream has ended: what the cancellers learned is kept (`store`)."""
         if self._store is not None and self._cancellers:
-            self._store.wait()  # a write begun at the last pause would turn this one away
-            self._store.keep(self._cancellers)
-            self._store.wait()
+            self._store.finish(self._cancellers)
 
     def _reference(self, frame: ChannelFrame) -> np.ndarray | None:
         """What the speaker played during `frame` (float, int16 scale); None when neither
