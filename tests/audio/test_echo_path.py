@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import base64
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+import soundfile
 
 from sori.core.config import Config, parse_config
 from sori.hearing.audio.augment import reverberate, room_impulse, to_pcm16
@@ -184,3 +186,97 @@ def test_the_daemon_keeps_the_path_in_its_state_folder(monkeypatch, tmp_path):
     assert store.path == tmp_path / "state" / "echo-path.json"
     hat = {"audio": {"channels": 4, "array": {"geometry": "respeaker-4mic-hat"}}}
     assert echo_path_store(parse_config(hat)).setup != store.setup
+
+
+class RoomMicrophone:
+    """Just enough of sounddevice for `MicSource`: a microphone that takes 16 kHz and
+    hears `heard` (float samples) as soon as its stream starts."""
+
+    class PortAudioError(Exception):
+        pass
+
+    def __init__(self, heard: np.ndarray) -> None:
+        self.heard = heard.astype(np.float32)
+
+    def query_devices(self, device, kind):
+        return {"name": "room microphone", "max_input_channels": 1, "default_samplerate": 16e3}
+
+    def check_input_settings(self, device, samplerate, channels):
+        pass
+
+    def InputStream(self, callback, blocksize, **kwargs):  # noqa: N802 (sounddevice's name)
+        heard = self.heard
+
+        class Stream:
+            def start(self):
+                for block in np.split(heard, len(heard) // blocksize):
+                    callback(block.reshape(-1, 1), len(block), None, None)
+
+            def stop(self):
+                pass
+
+            def close(self):
+                pass
+
+        return Stream()
+
+
+def test_sori_run_with_the_microphone_starts_from_the_kept_path_and_keeps_it(
+    replies, tmp_path, monkeypatch, caplog, mosquitto
+):
+    """`sori run --input mic`'s wiring (`open_hearing`): the canceller starts from the
+    path kept in the state folder, and what it learns is kept when the stream ends. Here
+    the speaker was muted since: the path is scaled down to next to nothing and kept so.
+    A file heard in its place neither reads nor writes it."""
+    import asyncio
+
+    from daemon_kit import build, load, write_config
+    from sori.assemble.hearing import echo_path_store, open_hearing
+
+    monkeypatch.setenv("STATE_DIRECTORY", str(tmp_path / "state"))
+    config_path = write_config(
+        tmp_path, mosquitto, '\n[stt]\nwarm_up_s = 0.0\n\n[audio]\ndenoise = "off"\n'
+    )
+    config, _ = load(config_path)
+    store = echo_path_store(config)
+    first, second = replies
+    run(store, first, through_room(first, seed=3, delay_ms=40))
+    kept_before = store.path.read_bytes()
+    taps_before = np.frombuffer(base64.b64decode(kept(store.path)["paths"][0]), "<f4")
+
+    room = np.random.default_rng(5).normal(0, 30 / 32768, 4 * RATE)  # the speaker is muted
+    monkeypatch.setitem(sys.modules, "sounddevice", RoomMicrophone(room))
+    caplog.set_level("INFO")
+
+    def hear(input_name: str) -> None:
+        """The daemon of `sori run --input mic` (its record of what it plays kept),
+        hearing `input_name` while its speaker plays a reply."""
+        daemon = build(config_path, tmp_path / "reply.wav", input_name="mic")
+
+        async def listening():
+            source, events = await asyncio.to_thread(
+                open_hearing, input_name, config, daemon.understanding, daemon.clock,
+                daemon.conversation,
+            )  # fmt: skip
+            daemon.conversation.echo.add(daemon.clock.now_ns(), to_pcm16(second), RATE)
+            source.close()  # everything heard is queued: the stream ends after it
+            try:
+                async for _ in events:
+                    pass
+            finally:
+                await daemon.close()
+
+        asyncio.run(listening())
+
+    recording = tmp_path / "room.wav"
+    soundfile.write(recording, room, RATE, subtype="PCM_16")
+    hear(str(recording))
+    assert "starts from the path kept" not in caplog.text
+    assert store.path.read_bytes() == kept_before
+
+    hear("mic")
+    assert f"echo canceller starts from the path kept in {store.path}" in caplog.text
+    document = kept(store.path)
+    assert document["setup"] == store.setup
+    taps = np.frombuffer(base64.b64decode(document["paths"][0]), "<f4")
+    assert taps @ taps < 0.01 * (taps_before @ taps_before)
