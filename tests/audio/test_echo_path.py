@@ -280,3 +280,21 @@ def test_sori_run_with_the_microphone_starts_from_the_kept_path_and_keeps_it(
     assert document["setup"] == store.setup
     taps = np.frombuffer(base64.b64decode(document["paths"][0]), "<f4")
     assert taps @ taps < 0.01 * (taps_before @ taps_before)
+
+
+def test_a_folder_it_cannot_write_is_said_once_and_hearing_goes_on(replies, tmp_path, caplog):
+    """A board whose state folder cannot be written (a read-only root, a file where the
+    folder should be): each start cancels as it would afresh, and the log says why once,
+    not after every reply (a start that cannot read it says so, once a start)."""
+    first, _ = replies
+    (tmp_path / "state").write_text("a file, not a folder", encoding="utf-8")
+    store = EchoPathStore(tmp_path / "state" / "echo-path.json", SETUP)
+    mic = through_room(first, seed=3, delay_ms=40)
+    afresh = run(None, first, mic)
+    caplog.set_level("DEBUG")
+    for _ in range(3):  # three starts, each writing as its reply ends and as it stops
+        out = run(store, first, mic)
+        assert np.array_equal(out, afresh)
+    messages = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    warned = [m for m in messages if "cannot keep the echo path" in m]
+    assert len(warned) == 1, messages

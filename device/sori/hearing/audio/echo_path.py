@@ -51,6 +51,8 @@ class EchoPathStore:
         """Each canceller's `changes` when its path was last written."""
         self._writing = threading.Lock()
         self._writer: threading.Thread | None = None
+        self._failed = False
+        """A write failed and said so: a read-only folder would say it after every reply."""
 
     def start(self, cancellers: Sequence[EchoCanceller]) -> bool:
         """Start `cancellers` (one per microphone, in order) from the kept paths, when
@@ -140,11 +142,13 @@ class EchoPathStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             replace_file(self.path, json.dumps(document))
         except OSError as exc:
-            log.warning(
+            log.log(
+                logging.DEBUG if self._failed else logging.WARNING,
                 "cannot keep the echo path in %s (%s); the next start learns it again",
                 self.path,
                 exc,
             )
+            self._failed = True
         finally:
             self._writing.release()
 
