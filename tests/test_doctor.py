@@ -144,8 +144,8 @@ def test_a_board_the_config_names_that_is_not_listed_fails_with_its_card():
 
 
 def test_the_echo_path_check_says_what_the_next_start_begins_from(tmp_path, monkeypatch):
-    """None kept, kept for this setup, for another, or unusable: said, and nothing is
-    touched (the start, not the doctor, sets a bad file aside)."""
+    """None kept, kept for this setup, for another, unusable or unreadable: said, and
+    nothing is touched (the start, not the doctor, sets a bad file aside)."""
     from sori.assemble.hearing import echo_path_store
 
     monkeypatch.setenv("STATE_DIRECTORY", str(tmp_path))
@@ -162,3 +162,6 @@ def test_the_echo_path_check_says_what_the_next_start_begins_from(tmp_path, monk
     assert [p.name for p in tmp_path.iterdir()] == ["echo-path.json"]
     off = parse_config({"audio": {"echo_cancel": "off"}})
     assert doctor.check_echo_path(off) is None
+    monkeypatch.setenv("STATE_DIRECTORY", str(store.path))  # a file where the folder should be
+    check = doctor.check_echo_path(config)
+    assert check.ok and "cannot be read" in check.detail and "every start learns" in check.detail

@@ -126,7 +126,7 @@ class EchoPathStore:
         try:
             stored, unusable = self._load()
         except OSError as exc:
-            unusable = str(exc)
+            return f"{self.path} cannot be read ({exc}): every start learns the path afresh"
         if unusable:
             return f"{self.path} cannot be used ({unusable}): the next start sets it aside"
         if stored is None:
