@@ -7,53 +7,22 @@ import sys
 
 import numpy as np
 import pytest
+from fake_sounddevice import FakeInput
 
 from sori.core.errors import AudioError
 from sori.hearing.audio.format import RATE_HZ
 from sori.hearing.audio.sources import MicSource
 
 
-class FakeArray:
-    """Just enough of sounddevice: a 4-channel array at 48 kHz that cannot do 16 kHz."""
-
-    class PortAudioError(Exception):
-        pass
-
-    def __init__(self, blocks: list[np.ndarray], inputs: int = 4) -> None:
-        self.blocks, self.inputs, self.opened = blocks, inputs, {}
-
-    def query_devices(self, device, kind):
-        return {
-            "name": "Fake array",
-            "default_samplerate": 48_000.0,
-            "max_input_channels": self.inputs,
-        }
-
-    def check_input_settings(self, device, samplerate, channels):
-        raise self.PortAudioError("Invalid sample rate")
-
-    def InputStream(self, **kwargs):  # noqa: N802 (sounddevice's name)
-        self.opened = kwargs
-        blocks = self.blocks
-
-        class Stream:
-            def start(self):
-                for block in blocks:
-                    kwargs["callback"](block, len(block), None, None)
-
-            def stop(self):
-                pass
-
-            def close(self):
-                pass
-
-        return Stream()
+def fake_array(blocks: list[np.ndarray], inputs: int = 4) -> FakeInput:
+    """A 4-channel array at 48 kHz that cannot do 16 kHz."""
+    return FakeInput(blocks, inputs, name="Fake array")
 
 
 def test_the_array_is_opened_with_its_channels_and_each_is_resampled_apart(monkeypatch):
     t = np.arange(48_000) / 48_000
     tones = np.stack([0.3 * np.sin(2 * np.pi * f * t) for f in (300, 500, 700, 900)], axis=1)
-    fake = FakeArray(np.split(tones.astype(np.float32), 50))
+    fake = fake_array(np.split(tones.astype(np.float32), 50))
     monkeypatch.setitem(sys.modules, "sounddevice", fake)
     mic = MicSource(frame_ms=20, channels=4).open()
     assert fake.opened["channels"] == 4 and fake.opened["samplerate"] == 48_000
@@ -68,6 +37,6 @@ def test_the_array_is_opened_with_its_channels_and_each_is_resampled_apart(monke
 
 
 def test_a_device_with_fewer_channels_than_the_array_is_refused_by_name(monkeypatch):
-    monkeypatch.setitem(sys.modules, "sounddevice", FakeArray([], inputs=2))
+    monkeypatch.setitem(sys.modules, "sounddevice", fake_array([], inputs=2))
     with pytest.raises(AudioError, match="'Fake array' has 2 channel.*audio.channels is 4"):
         MicSource(channels=4).open()

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile
+from fake_sounddevice import FakeInput
 
 from sori.core.config import Config, parse_config
 from sori.hearing.audio.augment import reverberate, room_impulse, to_pcm16
@@ -188,39 +189,6 @@ def test_the_daemon_keeps_the_path_in_its_state_folder(monkeypatch, tmp_path):
     assert echo_path_store(parse_config(hat)).setup != store.setup
 
 
-class RoomMicrophone:
-    """Just enough of sounddevice for `MicSource`: a microphone that takes 16 kHz and
-    hears `heard` (float samples) as soon as its stream starts."""
-
-    class PortAudioError(Exception):
-        pass
-
-    def __init__(self, heard: np.ndarray) -> None:
-        self.heard = heard.astype(np.float32)
-
-    def query_devices(self, device, kind):
-        return {"name": "room microphone", "max_input_channels": 1, "default_samplerate": 16e3}
-
-    def check_input_settings(self, device, samplerate, channels):
-        pass
-
-    def InputStream(self, callback, blocksize, **kwargs):  # noqa: N802 (sounddevice's name)
-        heard = self.heard
-
-        class Stream:
-            def start(self):
-                for block in np.split(heard, len(heard) // blocksize):
-                    callback(block.reshape(-1, 1), len(block), None, None)
-
-            def stop(self):
-                pass
-
-            def close(self):
-                pass
-
-        return Stream()
-
-
 def test_sori_run_with_the_microphone_starts_from_the_kept_path_and_keeps_it(
     replies, tmp_path, monkeypatch, caplog, mosquitto
 ):
@@ -244,8 +212,9 @@ def test_sori_run_with_the_microphone_starts_from_the_kept_path_and_keeps_it(
     kept_before = store.path.read_bytes()
     taps_before = np.frombuffer(base64.b64decode(kept(store.path)["paths"][0]), "<f4")
 
-    room = np.random.default_rng(5).normal(0, 30 / 32768, 4 * RATE)  # the speaker is muted
-    monkeypatch.setitem(sys.modules, "sounddevice", RoomMicrophone(room))
+    # The speaker is muted: the microphone (48 kHz, as most USB ones) hears the room only.
+    room = np.random.default_rng(5).normal(0, 30 / 32768, 4 * 48_000).astype(np.float32)
+    monkeypatch.setitem(sys.modules, "sounddevice", FakeInput(np.split(room, 200)))
     caplog.set_level("INFO")
 
     def hear(input_name: str) -> None:
@@ -269,7 +238,7 @@ def test_sori_run_with_the_microphone_starts_from_the_kept_path_and_keeps_it(
         asyncio.run(listening())
 
     recording = tmp_path / "room.wav"
-    soundfile.write(recording, room, RATE, subtype="PCM_16")
+    soundfile.write(recording, room, 48_000, subtype="PCM_16")
     hear(str(recording))
     assert "starts from the path kept" not in caplog.text
     assert store.path.read_bytes() == kept_before

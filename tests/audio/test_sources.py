@@ -8,6 +8,7 @@ import threading
 import numpy as np
 import pytest
 import soundfile
+from fake_sounddevice import FakeInput
 
 from sori.core.errors import AudioError, DependencyError
 from sori.hearing.audio.format import RATE_HZ, frame_bytes, s16_to_float
@@ -56,46 +57,10 @@ def test_mic_without_portaudio_names_the_fix(monkeypatch):
         MicSource().open()
 
 
-class FakeSounddevice:
-    """Just enough of sounddevice: a device at 48 kHz that cannot do 16 kHz."""
-
-    class PortAudioError(Exception):
-        pass
-
-    def __init__(self, blocks):
-        self.blocks = blocks
-        self.opened = {}
-
-    def query_devices(self, device, kind):
-        if device not in (None, "usb"):
-            raise ValueError(f"no device {device}")
-        return {"name": "Fake USB mic", "default_samplerate": 48_000.0}
-
-    def check_input_settings(self, device, samplerate, channels):
-        raise self.PortAudioError("Invalid sample rate")
-
-    def InputStream(self, **kwargs):  # noqa: N802 (sounddevice's name)
-        self.opened = kwargs
-        fake = self
-
-        class Stream:
-            def start(self):
-                for block in fake.blocks:
-                    kwargs["callback"](block.reshape(-1, 1), len(block), None, None)
-
-            def stop(self):
-                pass
-
-            def close(self):
-                pass
-
-        return Stream()
-
-
 def test_mic_captures_at_the_device_rate_and_resamples(monkeypatch):
     t = np.arange(48_000) / 48_000
     x = (0.5 * np.sin(2 * np.pi * 440 * t)).astype(np.float32)
-    fake = FakeSounddevice(np.split(x, 50))
+    fake = FakeInput(np.split(x, 50))
     monkeypatch.setitem(sys.modules, "sounddevice", fake)
     mic = MicSource("usb", frame_ms=20).open()
     assert fake.opened["samplerate"] == 48_000 and fake.opened["device"] == "usb"
@@ -109,7 +74,7 @@ def test_mic_captures_at_the_device_rate_and_resamples(monkeypatch):
 
 
 def test_mic_unknown_device_names_the_fix(monkeypatch):
-    monkeypatch.setitem(sys.modules, "sounddevice", FakeSounddevice([]))
+    monkeypatch.setitem(sys.modules, "sounddevice", FakeInput([]))
     with pytest.raises(AudioError, match="python -m sounddevice"):
         MicSource("hw:9").open()
 
@@ -118,7 +83,7 @@ def test_a_device_that_will_not_open_says_what_to_check(monkeypatch):
     """PortAudio refuses the stream (another program holds the device, or its driver
     takes other channel counts): an AudioError that says how to find out, no traceback."""
 
-    class Busy(FakeSounddevice):
+    class Busy(FakeInput):
         def InputStream(self, **kwargs):  # noqa: N802 (sounddevice's name)
             raise self.PortAudioError("Error opening InputStream: Device unavailable [-9985]")
 
@@ -133,7 +98,7 @@ def test_a_device_that_will_not_open_says_what_to_check(monkeypatch):
 def test_closing_a_microphone_nobody_read_returns(monkeypatch):
     """A microphone opened and refused at once (a board's channels checked after open)
     fills its queue before close: close must not wait for a reader that never comes."""
-    fake = FakeSounddevice([np.zeros(960, np.float32)] * 10)
+    fake = FakeInput([np.zeros(960, np.float32)] * 10)
     monkeypatch.setitem(sys.modules, "sounddevice", fake)
     mic = MicSource("usb", frame_ms=20, max_queue=3).open()
     closing = threading.Thread(target=mic.close, daemon=True)
