@@ -74,8 +74,7 @@ from sori.hearing.audio.array import (
     steering,
 )
 from sori.hearing.audio.channel_health import ChannelChange, ChannelWatch
-from sori.hearing.audio.echo_cancel import TAPS_MS, EchoCanceller
-from sori.hearing.audio.echo_path import EchoPathStore
+from sori.hearing.audio.echo_cancel import TAPS_MS, EchoCanceller, PathStore
 from sori.hearing.audio.format import (
     RATE_HZ,
     AudioFrame,
@@ -562,7 +561,7 @@ def array_frames(
     origin_ns: int = 0,
     dereverb: Dereverberator | None = None,
     loopback: bool = False,
-    echo_store: EchoPathStore | None = None,
+    echo_store: PathStore | None = None,
 ) -> Iterator[AudioFrame]:
     """An array's frames (a stream from clock time `origin_ns`) as pipeline frames: the
     microphones' channels of each (`array.layout`), without the speaker's sound in any of
@@ -610,7 +609,7 @@ class ChannelEchoCancel:
         played: PlayedAudio | None,
         origin_ns: int,
         playback: tuple[int, ...] = (),
-        store: EchoPathStore | None = None,
+        store: PathStore | None = None,
     ) -> None:
         self._played = played
         self._store = store
