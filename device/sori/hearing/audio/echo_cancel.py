@@ -163,18 +163,11 @@ class EchoCanceller:
         self, mic: np.ndarray, estimate: np.ndarray, background: np.ndarray, foreground: np.ndarray
     ) -> None:
         """The energies compared below, smoothed over the last blocks."""
-        keep = ENERGY_SMOOTHING
-        self._mic_energy = keep * self._mic_energy + (1 - keep) * float(mic @ mic)
-        self._cross_energy = keep * self._cross_energy + (1 - keep) * float(mic @ estimate)
-        self._estimate_energy = keep * self._estimate_energy + (1 - keep) * float(
-            estimate @ estimate
-        )
-        self._background_energy = keep * self._background_energy + (1 - keep) * float(
-            background @ background
-        )
-        self._foreground_energy = keep * self._foreground_energy + (1 - keep) * float(
-            foreground @ foreground
-        )
+        self._mic_energy = _smoothed(self._mic_energy, mic @ mic)
+        self._cross_energy = _smoothed(self._cross_energy, mic @ estimate)
+        self._estimate_energy = _smoothed(self._estimate_energy, estimate @ estimate)
+        self._background_energy = _smoothed(self._background_energy, background @ background)
+        self._foreground_energy = _smoothed(self._foreground_energy, foreground @ foreground)
 
     def _fitted_gain(self) -> float:
         """The gain at which the foreground's estimate best fits the microphone over the
@@ -223,6 +216,11 @@ class EchoCanceller:
         if self._background_energy > RESET_RATIO * self._foreground_energy:
             self._background[:] = self._foreground
             self._background_energy = self._foreground_energy
+
+
+def _smoothed(last: float, latest: float) -> float:
+    """An energy smoothed over the last blocks (`ENERGY_SMOOTHING`)."""
+    return ENERGY_SMOOTHING * last + (1 - ENERGY_SMOOTHING) * float(latest)
 
 
 class PathStore(Protocol):
