@@ -40,12 +40,19 @@
   detector and the 30 ms frames of the spotter (a microphone array's beam delays the
   audio by 32 ms): the phrase's score at each offset (null: missed), the misses, and how
   far the score moves.
+- `--nearer`, instead of the above: what several speakers compare to choose which one
+  answers (`[wake] arbitrate`). Each clip's opening word over one room noise (pink, or
+  babble of other clips; 25 and 15 dB below the nearest speaker's hearing), heard by
+  speakers `FAINTER_DB` fainter over the same noise: each one's `snr_db` (null: missed),
+  how much lower a fainter hearing reads, and the share of pairs that both woke in which
+  the nearer speaker ranks first.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import itertools
 import json
 import os
 import sys
@@ -80,6 +87,8 @@ SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "audio" / "ko-r
 FALSE_PHRASES = ["소리야", "빅스비", "헤이 소리"]
 NOISES = ("white", "pink", "brown", "hum", "babble")
 OFFSETS_MS = (0, 4, 8, 12, 16, 20, 24, 28, 32)
+FAINTER_DB = (0, 3, 6, 10)
+"""How much fainter than the nearest each speaker of `--nearer` hears the talker."""
 
 
 def load_clips() -> list[tuple[str, str, np.ndarray]]:
@@ -312,6 +321,11 @@ def main() -> int:
         "--offsets", action="store_true",
         help="only the clips as recorded, each after 0-32 ms of silence: the score's spread",
     )  # fmt: skip
+    parser.add_argument(
+        "--nearer", action="store_true",
+        help="only the same phrase heard fainter over the same noise: snr_db, and whether "
+        "the nearer speaker ranks first",
+    )  # fmt: skip
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):
@@ -328,6 +342,9 @@ def main() -> int:
         return report(trials, args.json)
     if args.offsets:
         return report(offset_trials(base, clips, opening_words(clips, base.stt.vosk)), args.json)
+    if args.nearer:
+        openers = opening_words(clips, base.stt.vosk)
+        return report(nearer_trials(base, clips, openers, rng), args.json)
     if args.sweep:
         base = replace(base, wake=replace(base.wake, threshold=-100.0))
     false_scores: list[float] = []
@@ -436,6 +453,51 @@ def offset_trials(base: Config, clips, openers: dict[str, str]) -> dict:
         "score_spread_median": round(float(np.median(spreads)), 1),
         "score_spread_max": round(max(spreads), 1),
         "lowest_score": min(min(row) for row in heard if row),
+    }
+
+
+def nearer_trials(base: Config, clips, openers: dict[str, str], rng) -> dict:
+    """Each clip's phrase heard `FAINTER_DB` fainter over one noise (see the module)."""
+    config = replace(base, wake=replace(base.wake, phrases=sorted(set(openers.values()))))
+    detector = build_wake_detector(config)
+    voices = [c[2] for c in clips]
+    heard: dict[str, list[float | None]] = {}
+    for name, _, speech in clips:
+        if name not in openers:
+            continue
+        for kind, snr_db in (("pink", 25), ("babble", 25), ("pink", 15), ("babble", 15)):
+            noise = noisy(speech, kind, snr_db, rng, voices[:6]) - speech
+            row: list[float | None] = []
+            for fainter_db in FAINTER_DB:
+                audio = speech * 10 ** (-fainter_db / 20) + noise
+                own = [e for e in hear(config, detector, audio)[0] if e.phrase == openers[name]]
+                row.append(round(own[0].snr_db, 1) if own else None)
+            heard[f"{openers[name]} {kind} {snr_db}"] = row
+    by_gap: dict[int, list[int]] = {}  # dB apart → [pairs ranked right, pairs both woke]
+    drops: dict[int, list[float]] = {db: [] for db in FAINTER_DB[1:]}
+    for row in heard.values():
+        for (i, nearer), (j, farther) in itertools.combinations(enumerate(row), 2):
+            if nearer is not None and farther is not None:
+                counts = by_gap.setdefault(FAINTER_DB[j] - FAINTER_DB[i], [0, 0])
+                counts[0] += nearer > farther
+                counts[1] += 1
+        for db, value in zip(FAINTER_DB[1:], row[1:], strict=True):
+            if row[0] is not None and value is not None:
+                drops[db].append(row[0] - value)
+    right = sum(r for r, _ in by_gap.values())
+    pairs = sum(n for _, n in by_gap.values())
+    return {
+        "fainter_db": list(FAINTER_DB),
+        "snr_db": heard,
+        "misses": sum(v is None for row in heard.values() for v in row),
+        "hearings": len(heard) * len(FAINTER_DB),
+        "pairs_both_woke": pairs,
+        "nearer_ranked_first": round(right / pairs, 3) if pairs else None,
+        "nearer_ranked_first_by_db_apart": dict(sorted(by_gap.items())),
+        "snr_drop_db_median": {db: round(float(np.median(d)), 1) for db, d in drops.items() if d},
+        "snr_drop_db_range": {
+            db: [round(min(d), 1), round(max(d), 1)] for db, d in drops.items() if d
+        },
     }
 
 

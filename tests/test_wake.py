@@ -347,3 +347,20 @@ def test_a_check_that_ends_at_vosk_s_endpoint_leaves_nothing_to_the_next(clips, 
     first = detector.score("현재", window)
     detector.score("현재", speech[:ends])  # ends where vosk's endpoint closes it
     assert detector.score("현재", window) == first
+
+
+def test_the_nearer_speaker_hears_the_phrase_clearer_by_what_it_is_nearer(clips, config, detector):
+    """Two speakers in one room hear "현재" over the same room noise, one 10 dB fainter (the
+    farther): each wakes, and the wake events' `snr_db`, which the speakers compare to
+    choose who answers (`[wake] arbitrate`), differ by about those 10 dB."""
+    with wave.open(str(clips[PHRASES["현재"]])) as w:
+        speech = np.frombuffer(w.readframes(w.getnframes()), np.int16).astype(np.float32)
+    noise = make_noise("pink", len(speech), np.random.default_rng(5))
+    near = mix_at_snr(speech, noise, snr_db=25)
+    far = near - speech * (1 - 10 ** (-10 / 20))  # the same noise, the speech 10 dB down
+    heard = {name: wakes_in(audio, config, detector, None) for name, audio in
+             (("near", near), ("far", far))}  # fmt: skip
+    assert [[e.phrase for e in events] for events in heard.values()] == [["현재"], ["현재"]]
+    near_db, far_db = heard["near"][0].snr_db, heard["far"][0].snr_db
+    assert 6 < near_db - far_db < 14, (near_db, far_db)
+    assert far_db > 3  # the phrase stands above the floor even at the farther speaker

@@ -357,6 +357,10 @@ class WakeDetected:
     """Stream time where the phrase ends, in nanoseconds."""
     score: float
     """The detector's decision score (phrase backend: likelihood ratio per second)."""
+    snr_db: float = 0.0
+    """How far the phrase's speech band stood above the room measured before the utterance
+    (the denoise decision's), in dB: the speakers that heard the same phrase compare it
+    (`[wake] arbitrate`), and the nearest one answers."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -59,6 +59,7 @@ from sori.core.events import (
 )
 from sori.hearing.audio.denoise_decision import (
     DECISION_SPEECH_MS,
+    SILENCE_DBFS,
     DenoiseDecision,
     heard_estimate,
 )
@@ -172,6 +173,9 @@ class Hearing:
         self._snr_db: float | None = None
         """How far the open utterance's speech stood above the room, in dB, as it began
         (`_begin`): what its turns ask of a command heard in noise; None when unknown."""
+        self._room_dbfs = SILENCE_DBFS
+        """The room's level before the latest utterance that had a room to measure
+        (`heard_estimate`), in dBFS: what a wake phrase's `snr_db` stands above."""
         self._deciding: tuple[SpeechStarted, list[AudioFrame], int] | None = None
         """An utterance begun whose denoise decision waits for `DECISION_SPEECH_MS` of its
         speech: its start, its frames so far (raw), and how many of them the ring held."""
@@ -385,7 +389,7 @@ class Hearing:
         detector, or the gate open); the detector, when there is one, hears it too. The
         last `held` of `frames` followed the ring (`_decide_later`)."""
         heard = self.recognizer is not None and self.wake.hears(started.audio_start_ns)
-        self._snr_db = self._speech_over_room(frames, held)
+        self._snr_db = self._measure_room(frames, held)
         if self._denoise_decides(heard, frames):
             frames = self._decide_denoise(frames, held)
         if heard:
@@ -395,7 +399,7 @@ class Hearing:
                 self._feed(buffered, events)
             self._check_early(events)
         if self.wake.gated and frames:
-            self.wake.begin(started.utterance_id, frames[0])
+            self.wake.begin(started.utterance_id, frames[0], self._room_dbfs)
             woken = False
             for buffered in frames:
                 before = self._turn
@@ -448,14 +452,18 @@ class Hearing:
         self._deciding = None
         self._begin(started, frames, events, held=len(frames) - ring)
 
-    def _speech_over_room(self, frames: list[AudioFrame], held: int) -> float | None:
+    def _measure_room(self, frames: list[AudioFrame], held: int) -> float | None:
         """The SNR of an utterance beginning with `frames` (the ring, then `held` frames),
         as the denoise decision measures it; None over Sori's voice, where the room is
-        not what the pre-roll holds."""
+        not what the pre-roll holds. The room's level is kept (`_room_dbfs`) all the same:
+        a speaker that talks hears its user worse."""
+        heard = heard_estimate(frames, self.endpoint.start_ms // self.endpoint.frame_ms + held)
+        if heard is None:
+            return None
+        self._room_dbfs = heard.room_dbfs
         if any(self.wake.sori_speaks(frame) for frame in frames):
             return None
-        heard = heard_estimate(frames, self.endpoint.start_ms // self.endpoint.frame_ms + held)
-        return None if heard is None else heard.snr_db
+        return heard.snr_db
 
     def _decide_denoise(self, frames: list[AudioFrame], held: int) -> list[AudioFrame]:
         """The utterance's one denoise decision: on the ring (the pre-roll, then the onset

@@ -45,6 +45,7 @@ import numpy as np
 
 from sori.core.clock import Clock
 from sori.core.events import WakeDetected, WakeDismissed, WakeHeard
+from sori.hearing.audio.denoise_decision import SILENCE_DBFS, band_levels
 from sori.hearing.audio.format import AudioFrame
 from sori.hearing.audio.played import PlayedAudio
 from sori.hearing.wake.base import Detection, WakeDetector, WakeStream
@@ -118,6 +119,8 @@ class _Utterance:
     """Its detector streams still listening, oldest first."""
     last_spot_ns: int
     """Stream time where the newest stream began."""
+    room_dbfs: float = SILENCE_DBFS
+    """The room's speech-band level before the utterance (`heard_estimate`)."""
     frames: deque[AudioFrame] = field(default_factory=lambda: deque(maxlen=MAX_WAKE_FRAMES))
     """Its latest frames: the command after a wake phrase is fed from here."""
     woken: bool = False
@@ -179,13 +182,14 @@ class WakeGate:
         if self._utt is not None:
             self._utt.woken = False
 
-    def begin(self, utterance_id: int, first: AudioFrame) -> None:
-        """An utterance began with frame `first` (the pre-roll's): the detector hears it
-        (feed it that frame and the rest). Nothing happens when ungated."""
+    def begin(self, utterance_id: int, first: AudioFrame, room_dbfs: float = SILENCE_DBFS) -> None:
+        """An utterance began with frame `first` (the pre-roll's), in a room of speech-band
+        level `room_dbfs`: the detector hears it (feed it that frame and the rest).
+        Nothing happens when ungated."""
         if not self.gated:
             return
         spot = self._spot(first, within=False)
-        self._utt = _Utterance(utterance_id, [spot], first.start_ns)
+        self._utt = _Utterance(utterance_id, [spot], first.start_ns, room_dbfs)
 
     def feed(self, frame: AudioFrame) -> list[Woken | WakeHeard | WakeDismissed]:
         """One more frame of the open utterance: the wake phrase if it ends here (`Woken`);
@@ -368,10 +372,19 @@ class WakeGate:
         return False
 
     def _detected(self, utt: _Utterance, spot: _Spot, found: Detection) -> WakeDetected:
+        start_ns, end_ns = self._clock_ns(spot, found.start_s), self._clock_ns(spot, found.end_s)
         return WakeDetected(
-            self.clock.now_ns(), utt.utterance_id, found.phrase,
-            self._clock_ns(spot, found.start_s), self._clock_ns(spot, found.end_s), found.score,
+            self.clock.now_ns(), utt.utterance_id, found.phrase, start_ns, end_ns, found.score,
+            self._level_dbfs(utt, start_ns, end_ns) - utt.room_dbfs,
         )  # fmt: skip
+
+    def _level_dbfs(self, utt: _Utterance, start_ns: int, end_ns: int) -> float:
+        """The phrase's mean power in the speech band, in dBFS (as the room is measured)."""
+        pcm = b"".join(f.pcm for f in self._frames(utt, start_ns, end_ns))
+        levels = band_levels(pcm)
+        if not len(levels):
+            return SILENCE_DBFS
+        return float(10 * np.log10(np.mean(np.power(10.0, levels / 10))))
 
     def _clock_ns(self, spot: _Spot, seconds: float) -> int:
         """Clock time `seconds` into `spot`'s stream."""
