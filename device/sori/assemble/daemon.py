@@ -14,6 +14,7 @@ from sori.assemble.acting import (
     handler_changes,
     routes,
 )
+from sori.assemble.arbitration import attach_arbitration
 from sori.assemble.presence import attach_presence
 from sori.assemble.speaking import build_sink, build_voice, replies, warm_later
 from sori.assemble.state import build_answerer, reload_answerer
@@ -113,6 +114,7 @@ def build_daemon(
 
     daemon.reloader = reload
     attach_presence(config, daemon, registry)
+    attach_arbitration(config, daemon)
     edge = thinker.edge if thinker is not None else None
     if edge is not None:  # the client's per-endpoint TTFB p95 in /metrics
         daemon.metrics.edge_endpoints = edge.ttfb_report

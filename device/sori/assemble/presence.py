@@ -23,6 +23,7 @@ from sori.core.events import (
     TurnFinished,
     TurnRouted,
     WakeDetected,
+    WakeYielded,
 )
 from sori.serving.daemon import Daemon
 
@@ -85,6 +86,8 @@ def attach_presence(config: Config, daemon: Daemon, registry: ActionRegistry) ->
     def heard(event: Event) -> None:
         if isinstance(event, WakeDetected):
             listening(True)
+        elif isinstance(event, WakeYielded):  # another speaker listens
+            listening(False)
         elif isinstance(event, TurnFinished):
             if event.response:
                 presence.state("last_reply", event.response)

@@ -389,6 +389,19 @@ class WakeDismissed:
     """The configured phrase that Sori itself said."""
 
 
+@dataclass(frozen=True, slots=True)
+class WakeYielded:
+    """Another speaker heard the same wake phrase clearer and answers it
+    (`[wake] arbitrate`): this one plays nothing and acts on nothing it opened."""
+
+    t_ns: int
+    """When the event was emitted, in clock nanoseconds."""
+    utterance_id: int
+    """The utterance the phrase opened."""
+    phrase: str
+    """The configured phrase heard."""
+
+
 Event = (
     SpeechStarted
     | SpeechStopped
@@ -411,4 +424,5 @@ Event = (
     | WakeDetected
     | WakeHeard
     | WakeDismissed
+    | WakeYielded
 )

@@ -31,6 +31,7 @@ from sori.core.events import (
     WakeDetected,
     WakeDismissed,
     WakeHeard,
+    WakeYielded,
 )
 from sori.core.metrics import Metrics
 from sori.serving.conversation.context import FollowUps
@@ -39,6 +40,11 @@ from sori.serving.conversation.turns import Answering, Thinker, Turns, Understan
 from sori.speaking.playback import Player
 
 log = logging.getLogger(__name__)
+
+COMMANDS = (IntentCommitted, IntentCorrected, IntentNotRecognized)
+"""The hearing events that make a turn: held while the speakers decide who answers."""
+MAX_DECISIONS = 32
+"""Decisions kept for utterances not yet heard to their end."""
 
 
 class Daemon:
@@ -109,6 +115,14 @@ class Daemon:
         """Called with every event, on the loop (MQTT discovery's "last command")."""
         self.starters: list[Callable[[], None]] = []
         """Called once by start(), on the running loop (connections that need it)."""
+        self.arbitrate: Callable[[WakeDetected], Awaitable[bool]] | None = None
+        """Whether this speaker answers a wake phrase other speakers may have heard too
+        (`[wake] arbitrate`, `Arbiter.decide`); None: it always does."""
+        self.arbitration: Callable[[], dict[str, Any]] | None = None
+        """With `arbitrate`, whether the other speakers can be told; /health shows it."""
+        self._decisions: dict[int, asyncio.Future[bool]] = {}
+        """Utterance id → whether this speaker answers it: the woken utterance's, and that
+        of each utterance begun while its decision was pending (the window it opened)."""
 
     # -- events ------------------------------------------------------------------------------
 
@@ -201,6 +215,8 @@ class Daemon:
         the speaker's own voice (echo cancellation leaves some of it), so it is not acted
         on."""
         self.emit(event)
+        if isinstance(event, COMMANDS) and not await self._answers(event.utterance_id):
+            return  # another speaker answers it
         if isinstance(event, WakeDetected):
             self._woke(event)
         elif isinstance(event, WakeHeard):
@@ -209,6 +225,7 @@ class Daemon:
         elif isinstance(event, WakeDismissed):
             self.player.unduck()
         elif isinstance(event, SpeechStarted):
+            self._in_pending_window(event.utterance_id)
             if self.conversation.gated:
                 return  # with a wake phrase, only the phrase stops a reply (see _woke)
             if self.barge_in and self.player.interrupt():
@@ -218,6 +235,7 @@ class Daemon:
                 self._unheard.add(event.utterance_id)
                 log.info("utterance %d began while speaking; ignored", event.utterance_id)
         elif isinstance(event, UtteranceHeard):
+            self._decisions.pop(event.utterance_id, None)
             if event.text.strip():
                 self.conversation.heard(event.speech_end_ns)
             self._unheard.discard(event.utterance_id)
@@ -239,14 +257,66 @@ class Daemon:
                 self.spawn(turn)
 
     def _woke(self, event: WakeDetected) -> None:
-        """The wake phrase: stop a reply (barge-in), play the listening earcon, listen."""
+        """The wake phrase: listen, stop a reply (barge-in), play the listening earcon.
+        With other speakers to ask, the reply is ducked until they answer."""
         self.conversation.woke(event.end_ns)
         self._unheard.discard(event.utterance_id)
+        if self.arbitrate is None:
+            self._answer_wake(event)
+            return
+        decision = self.spawn(self._decide(event))
+        self._keep_decision(event.utterance_id, decision)
+        self.player.duck()
+        self.spawn(self._decided(event, decision))
+
+    async def _decide(self, event: WakeDetected) -> bool:
+        assert self.arbitrate is not None
+        try:
+            return await self.arbitrate(event)
+        except Exception as exc:  # a broken exchange never silences the speaker
+            log.warning("wake arbitration failed; answering: %s", exc)
+            return True
+
+    async def _decided(self, event: WakeDetected, decision: asyncio.Future[bool]) -> None:
+        answers = await decision
+        self.player.unduck()
+        if answers:
+            self._answer_wake(event)
+        else:
+            self.conversation.close_window()
+            self.emit(WakeYielded(self.clock.now_ns(), event.utterance_id, event.phrase))
+
+    async def _answers(self, uid: int) -> bool:
+        """Whether this speaker answers utterance `uid` (waiting for the decision of the
+        wake phrase that opened it); a decision cancelled at shutdown answers nothing."""
+        decision = self._decisions.get(uid)
+        if decision is None:
+            return True
+        try:
+            return await asyncio.shield(decision)
+        except asyncio.CancelledError:
+            if decision.cancelled():
+                return False
+            raise
+
+    def _keep_decision(self, uid: int, decision: asyncio.Future[bool]) -> None:
+        self._decisions[uid] = decision
+        while len(self._decisions) > MAX_DECISIONS:  # utterances that were never heard
+            self._decisions.pop(next(iter(self._decisions)))
+
+    def _answer_wake(self, event: WakeDetected) -> None:
         if self.player.interrupt():
             self.metrics.barge_ins += 1
             log.info("barge-in: the wake phrase stopped the reply")
         if self.earcon:
             self.spawn(self.player.say("", event.utterance_id, "listen"))
+
+    def _in_pending_window(self, uid: int) -> None:
+        """An utterance began while a wake phrase's decision was pending: in the window
+        that phrase opened, it is answered as the phrase is."""
+        pending = [d for d in self._decisions.values() if not d.done()]
+        if pending and self.conversation.gated:
+            self._keep_decision(uid, pending[-1])
 
     def mute(self, muted: bool) -> dict[str, Any]:
         """`POST /mute`, `/unmute`: nothing reaches the recognizer while muted."""
@@ -300,8 +370,9 @@ class Daemon:
 
     def health(self) -> dict[str, Any]:
         """Liveness ("status" stays "ok" while turns run: a refused reload leaves the
-        running config in service), the last reload's result (null before any), and with
-        a microphone array, which of its microphones are heard (null without one)."""
+        running config in service), the last reload's result (null before any), with a
+        microphone array, which of its microphones are heard, and with `[wake] arbitrate`,
+        whether the other speakers can be told (each null without)."""
         return {
             "status": "ok",
             "turns": self.turns_done,
@@ -311,6 +382,7 @@ class Daemon:
             "timers": len(self.timers.active()),
             "listening": self.conversation.state(self.clock.now_ns()),
             "microphones": None if self.microphones is None else self.microphones(),
+            "arbitration": None if self.arbitration is None else self.arbitration(),
         }
 
     async def close(self, timeout_s: float = 5.0) -> list[str]:

@@ -667,6 +667,13 @@ class WakeConfig:
     POST /mute and /unmute change it and keep it in `state_file`."""
     state_file: str = "~/.config/sori/state.json"
     """Where the muted state is kept across restarts (beside the API token by default)."""
+    arbitrate: bool = False
+    """Several speakers in one home: each that hears the wake phrase tells the others over
+    the MQTT broker ([mqtt] url; each speaker with its own [mqtt] node_id), and only the
+    one that heard it clearest answers. A speaker that cannot reach the broker answers."""
+    arbitrate_window_ms: int = ranged(250, 50, 2000)
+    """How long a speaker waits for the others' claims; its listening tone, and a command
+    heard meanwhile, wait as long."""
     sherpa_kws: SherpaKwsConfig = field(default_factory=SherpaKwsConfig)
     """The keyword-spotting model of backend "sherpa-kws"."""
 

@@ -80,6 +80,11 @@ class Conversation:
             self.wakes += 1
             self.open_until_ns = max(self.open_until_ns, end_ns + self.listen_ns)
 
+    def close_window(self) -> None:
+        """The window a wake phrase opened closes: another speaker answers it."""
+        with self._lock:
+            self.open_until_ns = 0
+
     def listen(self, now_ns: int) -> None:
         """Push-to-talk (`POST /listen`): listen for `listen_s` from now."""
         with self._lock:

@@ -1,0 +1,161 @@
+"""Which speaker answers, when several heard the same wake phrase (`[wake] arbitrate`).
+
+Two Sori speakers in one home both hear "소리야, 불 켜 줘" said between them: without a
+word between them, both chirp, both answer, and a "볼륨 올려" or a timer happens twice.
+So each speaker that hears the phrase tells the others what it heard (a `WakeClaim`,
+over the home's MQTT broker: `sori.serving.wake_claims`), waits `window_ms` for theirs,
+and answers only when its claim ranks first: the clearest hearing (`snr_db`, the
+phrase's speech over the room that speaker heard before it), then the detector's score, then
+the speaker's name, so that every speaker ranks the same claims alike.
+
+Speakers' clocks are not compared: a claim counts by when it arrived here. A rival's
+claim that arrived more than three quarters of a window before this speaker heard the
+phrase was made by a speaker whose window ends before this one's claim can reach it: it
+answers (it saw no rival), so this one stays quiet, whatever the ranks. Between two
+speakers the rule holds while a claim takes under an eighth of the window to travel (a
+home's broker takes milliseconds); where one hears the phrase 3/4 to 1 window after the
+other, and clearer, neither answers.
+
+A speaker that cannot tell the others (no broker) answers: silence is the worse failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import math
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sori.core.clock import Clock, MonotonicClock
+from sori.core.events import WakeDetected
+
+log = logging.getLogger(__name__)
+
+MAX_CLAIM_BYTES = 1024
+"""A claim Sori sends is under 200 bytes; a larger message on the topic is not one."""
+MAX_KEPT_CLAIMS = 64
+"""Rivals' claims kept at once; more within two windows is a flood, and the oldest go."""
+
+
+@dataclass(frozen=True, slots=True)
+class WakeClaim:
+    """One speaker's hearing of a wake phrase, as the others read it."""
+
+    speaker: str
+    """The speaker's name (`[mqtt] node_id`)."""
+    run: str
+    """This run's id: a speaker's own claims, echoed back by the broker, are not rivals."""
+    phrase: str
+    snr_db: float
+    score: float
+
+    def rank(self) -> tuple[float, float, str]:
+        return (self.snr_db, self.score, self.speaker)
+
+
+def claim_json(claim: WakeClaim) -> bytes:
+    return json.dumps(
+        {"speaker": claim.speaker, "run": claim.run, "phrase": claim.phrase,
+         "snr_db": round(claim.snr_db, 2), "score": round(claim.score, 3)},
+        ensure_ascii=False,
+    ).encode()  # fmt: skip
+
+
+def read_claim(payload: bytes) -> WakeClaim | None:
+    """A claim from the topic, or None for anything that is not one (another program's
+    message, a damaged or hostile one): it is never a rival."""
+    if len(payload) > MAX_CLAIM_BYTES:
+        return None
+    try:
+        data = json.loads(payload)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    texts = [data.get(k) for k in ("speaker", "run", "phrase")]
+    numbers = [data.get(k) for k in ("snr_db", "score")]
+    if not all(isinstance(t, str) and t for t in texts):
+        return None
+    if not all(type(n) in (int, float) and math.isfinite(n) for n in numbers):
+        return None
+    return WakeClaim(*texts, *(float(n) for n in numbers))  # type: ignore[arg-type]
+
+
+class Arbiter:
+    """Decides, for each wake phrase this speaker hears, whether it answers (`decide`).
+
+    `publish` sends a claim to the other speakers and says whether it could; `heard` is
+    given theirs, from any thread."""
+
+    def __init__(
+        self,
+        speaker: str,
+        run: str,
+        window_ms: int,
+        publish: Callable[[WakeClaim], bool],
+        clock: Clock | None = None,
+    ) -> None:
+        self.speaker, self.run = speaker, run
+        self.window_ns = window_ms * 1_000_000
+        self.publish = publish
+        self.clock = clock or MonotonicClock()
+        self._claims: deque[tuple[int, WakeClaim]] = deque(maxlen=MAX_KEPT_CLAIMS)
+        """Rivals' claims with the clock time each arrived, oldest first."""
+        self._lock = threading.Lock()
+        self._alone = False
+        """The last claim could not be sent: said once, until one can."""
+
+    def heard(self, claim: WakeClaim) -> None:
+        """Another speaker's claim arrived (paho's thread)."""
+        if claim.run == self.run:
+            return
+        if claim.speaker == self.speaker:
+            log.warning(
+                "another speaker is also named %r ([mqtt] node_id): give each its own, "
+                "or their wake phrases are told apart only by chance", claim.speaker,
+            )  # fmt: skip
+        with self._lock:
+            self._claims.append((self.clock.now_ns(), claim))
+
+    async def decide(self, event: WakeDetected) -> bool:
+        """Whether this speaker answers the wake phrase `event`: after `window_ms`, True
+        unless a rival's claim outranks it or came first by over 3/4 of a window; at once
+        True when the others cannot be told."""
+        mine = WakeClaim(self.speaker, self.run, event.phrase, event.snr_db, event.score)
+        heard_ns = self.clock.now_ns()
+        if not self.publish(mine):
+            if not self._alone:
+                log.warning("cannot tell the other speakers of the wake phrase: answering alone")
+            self._alone = True
+            return True
+        self._alone = False
+        await asyncio.sleep(self.window_ns / 1e9)
+        rival = self._first_rival(mine, heard_ns)
+        if rival is None:
+            return True
+        log.info(
+            "wake phrase %r: %s heard it %s (%.1f dB over its floor, here %.1f): it answers",
+            event.phrase, rival.speaker, "first" if rival.rank() < mine.rank() else "clearer",
+            rival.snr_db, mine.snr_db,
+        )  # fmt: skip
+        return False
+
+    def _first_rival(self, mine: WakeClaim, heard_ns: int) -> WakeClaim | None:
+        """The rival that answers `mine` instead of this speaker, if any."""
+        with self._lock:
+            self._forget(heard_ns - 2 * self.window_ns)
+            near = [(at, c) for at, c in self._claims if c.phrase == mine.phrase]
+        decided_without_me = heard_ns - self.window_ns * 3 // 4
+        early = [c for at, c in near if at < decided_without_me]
+        if early:
+            return max(early, key=WakeClaim.rank)
+        best = max((c for _, c in near), key=WakeClaim.rank, default=None)
+        return best if best is not None and best.rank() > mine.rank() else None
+
+    def _forget(self, before_ns: int) -> None:
+        while self._claims and self._claims[0][0] < before_ns:
+            self._claims.popleft()

@@ -1,0 +1,332 @@
+"""Several speakers that hear one wake phrase (`[wake] arbitrate`): the one that heard it
+clearest answers, exactly one answers whatever the order the claims travel in, a speaker
+that cannot reach the others answers alone, and nothing on the claims topic that is not
+a claim counts. The daemons run on a real mosquitto."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import queue
+import time
+from dataclasses import replace
+
+import pytest
+
+from broker import Subscriber
+from daemon_kit import build, write_config
+from sori.core.clock import FakeClock
+from sori.core.events import IntentCommitted, WakeDetected
+from sori.serving.conversation.arbitration import (
+    MAX_CLAIM_BYTES,
+    Arbiter,
+    WakeClaim,
+    claim_json,
+    read_claim,
+)
+from sori.serving.wake_claims import TOPIC
+
+WINDOW_MS = 80
+MS = 1_000_000
+
+
+def woke(snr_db: float, score: float = 5.0, phrase: str = "소리야", uid: int = 2) -> WakeDetected:
+    return WakeDetected(0, uid, phrase, 0, 0, score, snr_db)
+
+
+def rival(speaker: str, snr_db: float, score: float = 5.0, phrase: str = "소리야") -> WakeClaim:
+    return WakeClaim(speaker, f"run-{speaker}", phrase, snr_db, score)
+
+
+def arbiter(name: str = "living", clock: FakeClock | None = None, sent: list | None = None):
+    def publish(claim: WakeClaim) -> bool:
+        if sent is not None:
+            sent.append(claim)
+        return True
+
+    return Arbiter(name, f"run-{name}", WINDOW_MS, publish, clock or FakeClock(10**12))
+
+
+async def decide_with(judge: Arbiter, event: WakeDetected, during=()) -> bool:
+    """`judge.decide(event)`, with the claims in `during` arriving within its window."""
+    deciding = asyncio.create_task(judge.decide(event))
+    await asyncio.sleep(0.01)
+    for claim in during:
+        judge.heard(claim)
+    return await deciding
+
+
+@pytest.mark.parametrize(
+    ("theirs", "answers"),
+    [(None, True), (12.0, False), (6.0, True)],
+    ids=["alone", "a clearer rival", "a fainter rival"],
+)
+def test_the_speaker_that_heard_the_phrase_clearest_answers(theirs, answers):
+    sent = []
+    judge = arbiter(sent=sent)
+    during = [] if theirs is None else [rival("kitchen", theirs)]
+    assert asyncio.run(decide_with(judge, woke(9.0), during)) is answers
+    assert sent == [WakeClaim("living", "run-living", "소리야", 9.0, 5.0)]  # told the others
+
+
+def test_two_speakers_wired_together_answer_exactly_once_in_any_order():
+    """Each publishes straight to the other: for every pair of hearings, ties included,
+    one answers. A tie in level goes to the detector's score, then to the name."""
+
+    async def pair(mine: tuple[float, float], theirs: tuple[float, float], gap_s: float):
+        clock = FakeClock(10**12)
+        a = Arbiter("living", "r1", WINDOW_MS, lambda c: b.heard(c) or True, clock)
+        b = Arbiter("kitchen", "r2", WINDOW_MS, lambda c: a.heard(c) or True, clock)
+        first = asyncio.create_task(a.decide(woke(*mine)))
+        await asyncio.sleep(gap_s)
+        clock.advance_ns(int(gap_s * 1e9))
+        second = asyncio.create_task(b.decide(woke(*theirs)))
+        return await first, await second
+
+    for mine, theirs in [((9, 5), (12, 5)), ((12, 5), (9, 5)), ((9, 5), (9, 6)), ((9, 5), (9, 5))]:
+        for gap_s in (0.0, 0.03):
+            answered = asyncio.run(pair(mine, theirs, gap_s))
+            assert sorted(answered) == [False, True], (mine, theirs, gap_s)
+    assert asyncio.run(pair((9, 5), (12, 5), 0.0)) == (False, True)  # the clearer one
+    assert asyncio.run(pair((9, 5), (9, 5), 0.0)) == (True, False)  # "living" > "kitchen"
+
+
+@pytest.mark.parametrize(
+    ("before_ms", "snr_db", "answers"),
+    [
+        (3 * WINDOW_MS // 10, 6.0, True),  # came first but within reach: ranked
+        (9 * WINDOW_MS // 10, 6.0, False),  # it decided before this claim could reach it
+        (9 * WINDOW_MS // 10, 12.0, False),
+        (3 * WINDOW_MS, 12.0, True),  # an earlier phrase: not this one
+    ],
+)
+def test_a_rival_that_decided_before_this_speaker_could_tell_it_answers(before_ms, snr_db, answers):
+    clock = FakeClock(10**12)
+    judge = arbiter(clock=clock)
+    judge.heard(rival("kitchen", snr_db))
+    clock.advance_ns(before_ms * MS)
+    assert asyncio.run(judge.decide(woke(9.0))) is answers
+
+
+def test_other_phrases_and_the_speakers_own_echo_are_no_rivals(caplog):
+    judge = arbiter()
+    echo = WakeClaim("living", "run-living", "소리야", 30.0, 9.0)  # the broker sends it back
+    other = rival("kitchen", 30.0, phrase="지니야")
+    assert asyncio.run(decide_with(judge, woke(9.0), [echo, other])) is True
+    assert "also named" not in caplog.text
+    twin = WakeClaim("living", "run-of-a-second-board", "소리야", 30.0, 9.0)
+    with caplog.at_level(logging.WARNING):
+        assert asyncio.run(decide_with(judge, woke(9.0), [twin])) is False
+    assert "also named 'living'" in caplog.text  # one name on two boards is said
+
+
+def test_a_speaker_that_cannot_tell_the_others_answers_at_once_and_says_so_once(caplog):
+    judge = Arbiter("living", "r1", 5000, lambda claim: False)
+    started = time.monotonic()
+    with caplog.at_level(logging.WARNING):
+        answered = [asyncio.run(judge.decide(woke(9.0))) for _ in range(3)]
+    assert answered == [True] * 3
+    assert time.monotonic() - started < 2.5  # no window of 5 s waited
+    assert caplog.text.count("answering alone") == 1
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        b"",
+        b"on",
+        b"[1, 2]",
+        b'"claim"',
+        b"\xff\xfe",
+        b"{}",
+        b'{"speaker": "k", "run": "r", "phrase": "p", "snr_db": NaN, "score": 1}',
+        b'{"speaker": "k", "run": "r", "phrase": "p", "snr_db": Infinity, "score": 1}',
+        b'{"speaker": "k", "run": "r", "phrase": "p", "snr_db": true, "score": 1}',
+        b'{"speaker": "k", "run": "r", "phrase": "p", "snr_db": "9", "score": 1}',
+        b'{"speaker": "", "run": "r", "phrase": "p", "snr_db": 9, "score": 1}',
+        b'{"speaker": ["k"], "run": "r", "phrase": "p", "snr_db": 9, "score": 1}',
+        b'{"run": "r", "phrase": "p", "snr_db": 9, "score": 1}',
+        b'{"speaker": "k", "run": "r", "phrase": "p", "snr_db": 9, "score": 1, "x": "'
+        + b"a" * MAX_CLAIM_BYTES
+        + b'"}',
+    ],
+)
+def test_what_is_not_a_claim_is_never_a_rival(payload):
+    assert read_claim(payload) is None
+
+
+def test_a_claim_reads_back_as_it_was_sent():
+    claim = WakeClaim("sori_kitchen", "3f2a", "소리야", 14.25, 3.5)
+    assert read_claim(claim_json(claim)) == claim
+
+
+HOME_EXTRA = 'node_id = "{node}"\n'
+LIGHT_ON = IntentCommitted(0, 2, "거실 불 켜줘", "HassTurnOn", {"name": "거실 조명"})
+WAKE = "\n[wake]\narbitrate = true\narbitrate_window_ms = 150\n"
+
+
+def speaker(
+    tmp_path, mosquitto, node: str, wake: str = WAKE, input_name: str = "mic", extra: str = ""
+):
+    folder = tmp_path / node
+    folder.mkdir()
+    config = write_config(folder, mosquitto, HOME_EXTRA.format(node=node) + extra, wake)
+    return build(config, folder / "reply.wav", input_name=input_name)
+
+
+def sent_so_far(events: asyncio.Queue) -> list[dict]:
+    """The events a daemon published so far, from its subscription `events`."""
+    return [events.get_nowait() for _ in range(events.qsize())]
+
+
+def of_type(events: list[dict], kind: str) -> list[dict]:
+    return [e for e in events if e["type"] == kind]
+
+
+async def until(condition, timeout_s: float = 10.0) -> None:
+    end = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < end, "timed out"
+        await asyncio.sleep(0.02)
+
+
+def everything_sent(sub: Subscriber) -> list[tuple[str, str]]:
+    """What `sub` read off the broker, until it goes quiet for a second."""
+    seen = []
+    with contextlib.suppress(queue.Empty):
+        while True:
+            seen.append(sub.next(timeout_s=1.0))
+    return seen
+
+
+def test_two_speakers_that_hear_one_command_act_on_it_once(tmp_path, mosquitto):
+    """ "소리야, 거실 불 켜줘" between the living room's speaker and the kitchen's: the
+    living room heard it 9 dB clearer. Only the living room plays its tone, turns the
+    light on and answers. The kitchen plays nothing, says it yielded, closes its listening
+    window, and shows Home Assistant it is not listening. Both see the broker in /health."""
+    discovery = "discovery = true\n"
+    living = speaker(tmp_path, mosquitto, "living", extra=discovery)
+    kitchen = speaker(tmp_path, mosquitto, "kitchen", extra=discovery)
+    sub = Subscriber(mosquitto)
+
+    async def main():
+        events = {}
+        for daemon in (living, kitchen):
+            daemon.start()
+            events[daemon] = daemon.subscribe()
+        await until(lambda: all(d.health()["arbitration"]["connected"] for d in (living, kitchen)))
+        now = living.clock.now_ns()
+        heard = [(living, 18.0), (kitchen, 9.0)]
+        await asyncio.gather(*(
+            d.on_heard(WakeDetected(now, 2, "소리야", now - 400 * MS, now, 5.0, snr))
+            for d, snr in heard
+        ))  # fmt: skip
+        await asyncio.gather(*(d.on_heard(LIGHT_ON) for d, _ in heard))
+        windows = [d.health()["listening"]["listening_s"] for d in (living, kitchen)]
+        await asyncio.gather(living.drain(), kitchen.drain())
+        return windows, [sent_so_far(events[d]) for d in (living, kitchen)], living.health()
+
+    try:
+        windows, published, health = asyncio.run(asyncio.wait_for(main(), 40))
+    finally:
+        asyncio.run(living.close())
+        asyncio.run(kitchen.close())
+    try:
+        sent = everything_sent(sub)
+    finally:
+        clear_retained(sub, sent)
+        sub.close()
+    claims = [read_claim(payload.encode()) for topic, payload in sent if topic == TOPIC]
+    assert sorted(c.speaker for c in claims) == ["kitchen", "living"]
+    assert [m for m in sent if m[0] == "sori/light/living_room/set"] == [
+        ("sori/light/living_room/set", "ON")
+    ]
+    assert (living.turns_done, kitchen.turns_done) == (1, 0)
+    assert windows[0] > 0 and windows[1] == 0
+    living_played, kitchen_played = (of_type(by, "PlaybackStarted") for by in published)
+    assert sorted(e["text"] for e in living_played) == ["", "알겠어요."]  # the tone, the reply
+    assert kitchen_played == []
+    assert of_type(published[0], "WakeYielded") == []
+    assert [(e["utterance_id"], e["phrase"]) for e in of_type(published[1], "WakeYielded")] == [
+        (2, "소리야")
+    ]
+    kitchen_listening = [p for t, p in sent if t == "sori/kitchen/listening"]
+    assert kitchen_listening == ["OFF", "ON", "OFF"]
+    assert health["arbitration"] == {"speaker": "living", "window_ms": 150, "connected": True}
+
+
+def clear_retained(sub: Subscriber, sent: list[tuple[str, str]]) -> None:
+    """The broker is the session's: leave none of the speakers' retained messages."""
+    speakers = ("homeassistant/", "sori/living/", "sori/kitchen/")
+    for topic in {t for t, _ in sent if t.startswith(speakers)}:
+        sub._client.publish(topic, b"", qos=1, retain=True).wait_for_publish(5)
+
+
+def test_a_speaker_whose_broker_is_down_answers_alone(tmp_path):
+    """No broker on the port: the speaker answers the wake phrase and acts on the command
+    as it would alone, after no wait."""
+    from broker import free_port
+
+    slow = WAKE.replace("150", "2000")
+    daemon = speaker(tmp_path, f"mqtt://127.0.0.1:{free_port()}", "living", slow)
+
+    async def main():
+        daemon.start()
+        now = daemon.clock.now_ns()
+        started = time.monotonic()
+        await daemon.on_heard(WakeDetected(now, 2, "소리야", now - 400 * MS, now, 5.0, 12.0))
+        await daemon.on_heard(LIGHT_ON)
+        waited = time.monotonic() - started
+        await daemon.drain()
+        return waited, daemon.health()
+
+    try:
+        waited, health = asyncio.run(asyncio.wait_for(main(), 40))
+    finally:
+        asyncio.run(daemon.close())
+    assert waited < 1.0  # no window of 2 s waited for: nobody to hear from
+    assert health["arbitration"]["connected"] is False
+    assert daemon.turns_done == 1
+
+
+def test_a_replayed_file_is_never_arbitrated(tmp_path, mosquitto):
+    """No other speaker hears a file: `sori replay` and `--input FILE` answer every wake
+    phrase themselves, with arbitration configured."""
+    daemon = speaker(tmp_path, mosquitto, "living", input_name=str(tmp_path / "heard.wav"))
+    try:
+        assert daemon.conversation.gated and daemon.arbitrate is None
+        assert daemon.health()["arbitration"] is None
+    finally:
+        asyncio.run(daemon.close())
+
+
+@pytest.mark.parametrize("outranked", [True, False], ids=["another answers", "alone"])
+def test_a_command_after_the_phrase_alone_is_answered_as_the_phrase_is(
+    tmp_path, mosquitto, outranked
+):
+    """ "소리야" alone, then "거실 불 켜줘" as an utterance of its own, begun while the
+    speakers still decide: a speaker another outranks (its claim read off the broker)
+    drops the command with the phrase; alone, it acts on it."""
+    from sori.core.events import SpeechStarted
+
+    daemon = speaker(tmp_path, mosquitto, "kitchen")
+    sub = Subscriber(mosquitto)
+
+    async def main():
+        daemon.start()
+        await until(lambda: daemon.health()["arbitration"]["connected"])
+        now = daemon.clock.now_ns()
+        await daemon.on_heard(WakeDetected(now, 2, "소리야", now - 400 * MS, now, 5.0, 9.0))
+        if outranked:
+            sub._client.publish(TOPIC, claim_json(rival("living", 20.0)))
+        await daemon.on_heard(SpeechStarted(now, 3, now + 100 * MS))
+        await daemon.on_heard(replace(LIGHT_ON, utterance_id=3))
+        await daemon.drain()
+
+    try:
+        asyncio.run(asyncio.wait_for(main(), 40))
+    finally:
+        asyncio.run(daemon.close())
+        sub.close()
+    assert daemon.turns_done == (0 if outranked else 1)
