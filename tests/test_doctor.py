@@ -62,6 +62,19 @@ def test_unreachable_broker_fails_quickly():
     assert not check.ok and "127.0.0.1:1" in check.detail
 
 
+@pytest.mark.parametrize(
+    "uses_the_broker",
+    [{"mqtt": {"discovery": True}}, {"wake": {"arbitrate": True}}],
+    ids=["discovery", "wake arbitration"],
+)
+def test_the_broker_is_checked_when_no_device_but_the_speaker_itself_uses_it(uses_the_broker):
+    url = {"url": "mqtt://127.0.0.1:1"}
+    assert doctor.check_reachable(parse_config({"mqtt": url}), set()) == []
+    settings = {**uses_the_broker, "mqtt": {**uses_the_broker.get("mqtt", {}), **url}}
+    (check,) = doctor.check_reachable(parse_config(settings), set())
+    assert check.name == "mqtt" and not check.ok and "127.0.0.1:1" in check.detail
+
+
 def test_self_test_times_the_pipeline_on_a_synthetic_clip(tmp_path):
     clip = doctor.synthetic_clip(tmp_path / "s.wav", seconds=2.0)
     check = doctor.self_test(Config(), clip)

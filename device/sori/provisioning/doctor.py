@@ -276,9 +276,10 @@ def check_models(config: Config, models_dir: Path) -> Check:
 
 def check_reachable(config: Config, uses: set[str]) -> list[Check]:
     """TCP reachability of the MQTT broker, Home Assistant and edge endpoints the config
-    uses (`uses`: handler names found in the home), each with a short timeout."""
+    uses (`uses`: handler names found in the home; the broker also for discovery and for
+    the speakers' wake arbitration), each with a short timeout."""
     targets = []
-    if "mqtt" in uses:
+    if "mqtt" in uses or config.mqtt.discovery or config.wake.arbitrate:
         targets.append(("mqtt", config.mqtt.url, 1883))
     if config.home_assistant.url:
         targets.append(("home assistant", config.home_assistant.url, 8123))
