@@ -251,6 +251,8 @@ def test_two_speakers_that_hear_one_command_act_on_it_once(tmp_path, mosquitto):
     assert [(e["utterance_id"], e["phrase"]) for e in of_type(published[1], "WakeYielded")] == [
         (2, "소리야")
     ]
+    yields = [d.metrics.render() for d in (living, kitchen)]
+    assert "sori_wakes_yielded_total 0" in yields[0] and "sori_wakes_yielded_total 1" in yields[1]
     kitchen_listening = [p for t, p in sent if t == "sori/kitchen/listening"]
     assert kitchen_listening == ["OFF", "ON", "OFF"]
     assert health["arbitration"] == {"speaker": "living", "window_ms": 150, "connected": True}

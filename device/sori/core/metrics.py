@@ -9,7 +9,7 @@ import bisect
 import threading
 from collections.abc import Callable
 
-from sori.core.events import ActionFinished, Event, TurnFinished, WakeDetected
+from sori.core.events import ActionFinished, Event, TurnFinished, WakeDetected, WakeYielded
 
 LATENCY_BUCKETS_S = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 """Histogram bucket bounds for latencies, in seconds."""
@@ -55,6 +55,7 @@ class Metrics:
         self.edge_ttfb = Histogram()
         self.barge_ins = 0
         self.wakes = 0
+        self.wakes_yielded = 0
         self.muted = False
         """Mirrors the daemon's muted state for the `sori_muted` gauge."""
         self.edge_endpoints: Callable[[], dict[str, tuple[float | None, bool]]] | None = None
@@ -71,6 +72,8 @@ class Metrics:
                     self.count_error("turn")
             elif isinstance(event, WakeDetected):
                 self.wakes += 1
+            elif isinstance(event, WakeYielded):
+                self.wakes_yielded += 1
             elif isinstance(event, ActionFinished):
                 key = (event.handler, "ok" if event.ok else "failed")
                 self.actions[key] = self.actions.get(key, 0) + 1
@@ -116,6 +119,11 @@ class Metrics:
             out.append(f"sori_barge_ins_total {self.barge_ins}")
             out += _head("sori_wakes_total", "counter", "Wake phrases heard.")
             out.append(f"sori_wakes_total {self.wakes}")
+            out += _head(
+                "sori_wakes_yielded_total", "counter",
+                "Wake phrases another speaker heard clearer and answered ([wake] arbitrate).",
+            )  # fmt: skip
+            out.append(f"sori_wakes_yielded_total {self.wakes_yielded}")
             out += _head("sori_muted", "gauge", "1 while muted: no audio reaches the recognizer.")
             out.append(f"sori_muted {int(self.muted)}")
             return "\n".join(out) + "\n"

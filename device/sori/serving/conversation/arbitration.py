@@ -5,8 +5,8 @@ word between them, both chirp, both answer, and a "볼륨 올려" or a timer hap
 So each speaker that hears the phrase tells the others what it heard (a `WakeClaim`,
 over the home's MQTT broker: `sori.serving.wake_claims`), waits `window_ms` for theirs,
 and answers only when its claim ranks first: the clearest hearing (`snr_db`, the
-phrase's speech over the room that speaker heard before it), then the detector's score, then
-the speaker's name, so that every speaker ranks the same claims alike.
+phrase's speech over the room that speaker heard before it), then the detector's score,
+then the speaker's name, so that every speaker ranks the same claims alike.
 
 Speakers' clocks are not compared: a claim counts by when it arrived here. A rival's
 claim that arrived more than three quarters of a window before this speaker heard the
