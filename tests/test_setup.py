@@ -80,6 +80,35 @@ def test_a_microphone_spoken_into_from_close_by_keeps_dereverberation_off(tmp_pa
     assert load_config(str(default)).audio.dereverb == "spectral"
 
 
+def test_a_speaker_that_shares_its_broker_with_another_arbitrates_its_wake_phrase(tmp_path):
+    """--arbitrate: the kitchen's and the living room's speakers on one broker each answer
+    only the wake phrases they heard clearest; each has its own node id to tell them apart.
+    Without a broker there is no one to tell: refused, nothing written."""
+    configs = []
+    for room in ("거실", "주방"):
+        out = tmp_path / f"{room}.toml"
+        done = sori(
+            "setup", "--area", room, "--mqtt-url", "mqtt://10.0.0.2:1883", "--arbitrate",
+            "--wake", "소리야", "--non-interactive", "-o", str(out), home=tmp_path, cwd=tmp_path,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        configs.append(load_config(str(out)))
+    assert all(c.wake.arbitrate and c.wake.phrases == ["소리야"] for c in configs)
+    assert [c.mqtt.node_id for c in configs] == ["sori_living_room", "sori_kitchen"]
+    alone = tmp_path / "alone.toml"
+    done = sori(
+        "setup", "--area", "거실", "--mqtt-url", "mqtt://10.0.0.2:1883", "--non-interactive",
+        "-o", str(alone), home=tmp_path, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0 and not load_config(str(alone)).wake.arbitrate
+    nowhere = tmp_path / "nowhere.toml"
+    done = sori(
+        "setup", "--arbitrate", "--non-interactive", "-o", str(nowhere), home=tmp_path,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2 and "--mqtt-url" in done.stderr and not nowhere.exists()
+
+
 def test_default_path_is_found_by_every_command_and_not_overwritten(tmp_path):
     done = sori("setup", "--area", "안방", "--non-interactive", home=tmp_path, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -110,16 +139,15 @@ def test_bad_urls_are_refused_and_nothing_written(tmp_path):
     assert not out.exists()
 
 
-def test_questions_on_a_terminal(tmp_path):
-    """On a terminal setup asks; Enter keeps the default (거실, no HA, no MQTT, 소리야,
-    talked to from a step away or more: dereverberation on)."""
-    out = tmp_path / "sori.toml"
+def setup_on_a_terminal(tmp_path: Path, out: Path, answers: list[bytes]) -> bytes:
+    """Run `sori setup -o OUT` on a pseudo-terminal, typing `answers` one per question;
+    what it printed."""
     env = {**os.environ, "HOME": str(tmp_path), "PYTHONPATH": str(REPO / "device")}
     pid, fd = pty.fork()
     if pid == 0:  # the child: sori setup on a pseudo-terminal
         os.execve(sys.executable, [sys.executable, "-m", "sori", "setup", "-o", str(out)], env)
     seen = b""
-    answers = [b"\n", b"\n", b"\n", b"\n", b"\n"]
+    questions, answers = len(answers), list(answers)
     while True:
         try:
             chunk = os.read(fd, 1024)
@@ -128,15 +156,34 @@ def test_questions_on_a_terminal(tmp_path):
         if not chunk:
             break
         seen += chunk
-        if seen.count(b": ") > 5 - len(answers) and answers:
+        if seen.count(b": ") > questions - len(answers) and answers:
             os.write(fd, answers.pop(0))
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0, seen.decode(errors="replace")
+    return seen
+
+
+def test_questions_on_a_terminal(tmp_path):
+    """On a terminal setup asks; Enter keeps the default (거실, no HA, no MQTT, 소리야,
+    talked to from a step away or more: dereverberation on)."""
+    out = tmp_path / "sori.toml"
+    seen = setup_on_a_terminal(tmp_path, out, [b"\n"] * 5)
     assert b"Which room" in seen
     config = load_config(str(out))
     assert config.home.areas[0].name == "거실"
     assert config.actions.default_handler == "dry_run"
     assert b"a step away or more (Y/n)" in seen and config.audio.dereverb == "spectral"
+    assert b"another Sori speaker" not in seen and not config.wake.arbitrate  # no broker
+
+
+def test_with_a_broker_the_terminal_asks_about_other_speakers_on_it(tmp_path):
+    out = tmp_path / "sori.toml"
+    answers = [b"\n", b"\n", b"mqtt://10.0.0.2:1883\n", b"y\n", b"\n", b"\n"]
+    seen = setup_on_a_terminal(tmp_path, out, answers)
+    assert b"another Sori speaker in this home on that broker (y/N)" in seen
+    config = load_config(str(out))
+    assert config.wake.arbitrate and config.wake.phrases == ["소리야"]
+    assert config.mqtt.url == "mqtt://10.0.0.2:1883" and config.mqtt.node_id == "sori_living_room"
 
 
 def test_a_config_holding_a_password_is_written_0600(tmp_path):

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 DEFAULT_CONFIG_FILE = "~/.config/sori/sori.toml"
 CONFIG_FLAGS = (
     "output", "area", "ha_url", "ha_token_env", "mqtt_url", "wake", "across_room", "array",
+    "arbitrate",
 )  # fmt: skip
 
 
@@ -94,6 +95,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "--no-across-room for a microphone spoken into from close by",
     )  # fmt: skip
     parser.add_argument(
+        "--arbitrate", action=argparse.BooleanOptionalAction,
+        help="another Sori speaker in the home shares the MQTT broker: only the one that "
+        "heard the wake phrase clearest answers (wake.arbitrate; needs --mqtt-url)",
+    )  # fmt: skip
+    parser.add_argument(
         "--array", choices=(*ARRAY_BOARDS, "none"), metavar="BOARD",
         help="the microphone array it hears through: " + ", ".join(ARRAY_BOARDS)
         + "; 'none' for one microphone (default: the one found plugged in, if any)",
@@ -127,6 +133,10 @@ def write_config(args: argparse.Namespace) -> int:
     ):
         if url and not url.startswith(schemes):
             raise ConfigError(f"{flag} {url!r} must start with {' or '.join(schemes)}")
+    if args.arbitrate and not args.mqtt_url:
+        raise ConfigError(
+            "--arbitrate needs --mqtt-url: the speakers tell each other over the broker they share"
+        )
     token = Path(args.token_file or DEFAULT_TOKEN_FILE).expanduser().absolute()
     if not token.exists() or args.force:
         try:
@@ -141,6 +151,7 @@ def write_config(args: argparse.Namespace) -> int:
         wake=[w.strip() for w in args.wake or [] if w.strip()],
         token_file=str(token),
         across_room=args.across_room is not False,
+        arbitrate=bool(args.arbitrate),
         array=array.board if array else "",
         array_channels=array.channels if array else 0,
         array_device=array.device if array else "",
@@ -194,6 +205,9 @@ def ask(args: argparse.Namespace, found: list[BoardFound]) -> None:
         args.ha_token_env = question("Environment variable with its token", "SORI_HA_TOKEN")
     if args.mqtt_url is None:
         args.mqtt_url = question("MQTT broker URL (Enter for none)")
+    if args.mqtt_url and args.arbitrate is None:
+        other = question("Is another Sori speaker in this home on that broker (y/N)", "n")
+        args.arbitrate = other.lower().startswith("y")
     if not args.wake:
         wake = question("Wake phrase", "소리야")
         args.wake = [wake] if wake else []

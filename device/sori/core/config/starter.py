@@ -45,6 +45,9 @@ class Answers:
     across_room: bool = True
     """People talk to the speaker from a step (0.7 m) away or more, as to any speaker in a
     room, not into its microphone from close by: dereverberation on."""
+    arbitrate: bool = False
+    """Another Sori speaker of the home shares the MQTT broker: only the one that heard the
+    wake phrase clearest answers."""
     array: str = ""
     """The microphone array it hears through (`audio.array.geometry`); empty for one
     microphone."""
@@ -150,9 +153,17 @@ def starter_toml(answers: Answers, written_on: str = "", wake_section: bool = Fa
             "# and which what it plays (docs/hearing.md, A board's channels).",
             f"geometry = {toml_string(answers.array)}",
         ]
-    if answers.wake and wake_section:
-        phrases = ", ".join(toml_string(p) for p in answers.wake)
-        lines += ["", "[wake]", f"phrases = [{phrases}]"]
+    if (answers.wake or answers.arbitrate) and wake_section:
+        lines += ["", "[wake]"]
+        if answers.wake:
+            lines.append(f"phrases = [{', '.join(toml_string(p) for p in answers.wake)}]")
+        if answers.arbitrate:
+            lines += [
+                "# Another Sori speaker shares the broker: each that hears the wake phrase tells",
+                "# the others, and only the one that heard it clearest answers (turn it on on",
+                "# each; docs/hearing.md, Several speakers in one home).",
+                "arbitrate = true",
+            ]
     elif answers.wake:
         phrases = ", ".join(toml_string(p) for p in answers.wake)
         lines += [
