@@ -117,8 +117,9 @@ def test_other_phrases_and_the_speakers_own_echo_are_no_rivals(caplog):
     assert "also named" not in caplog.text
     twin = WakeClaim("living", "run-of-a-second-board", "소리야", 30.0, 9.0)
     with caplog.at_level(logging.WARNING):
-        assert asyncio.run(decide_with(judge, woke(9.0), [twin])) is False
-    assert "also named 'living'" in caplog.text  # one name on two boards is said
+        for _ in range(3):
+            assert asyncio.run(decide_with(judge, woke(9.0), [twin])) is False
+    assert caplog.text.count("also named 'living'") == 1  # one name on two boards, said once
 
 
 def test_a_speaker_that_cannot_tell_the_others_answers_at_once_and_says_so_once(caplog):

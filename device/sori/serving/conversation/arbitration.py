@@ -108,12 +108,15 @@ class Arbiter:
         self._lock = threading.Lock()
         self._alone = False
         """The last claim could not be sent: said once, until one can."""
+        self._twins: set[str] = set()
+        """Runs of other speakers heard with this one's name: each said once."""
 
     def heard(self, claim: WakeClaim) -> None:
         """Another speaker's claim arrived (paho's thread)."""
         if claim.run == self.run:
             return
-        if claim.speaker == self.speaker:
+        if claim.speaker == self.speaker and claim.run not in self._twins:
+            self._twins.add(claim.run)
             log.warning(
                 "another speaker is also named %r ([mqtt] node_id): give each its own, "
                 "or their wake phrases are told apart only by chance", claim.speaker,
