@@ -25,7 +25,7 @@ from sori.serving.conversation.arbitration import (
     claim_json,
     read_claim,
 )
-from sori.serving.wake_claims import TOPIC
+from sori.serving.wake_claims import PRESENCE, TOPIC
 
 WINDOW_MS = 80
 MS = 1_000_000
@@ -90,6 +90,36 @@ def test_two_speakers_wired_together_answer_exactly_once_in_any_order():
             assert sorted(answered) == [False, True], (mine, theirs, gap_s)
     assert asyncio.run(pair((9, 5), (12, 5), 0.0)) == (False, True)  # the clearer one
     assert asyncio.run(pair((9, 5), (9, 5), 0.0)) == (True, False)  # "living" > "kitchen"
+
+
+@pytest.mark.parametrize(
+    ("online", "left", "theirs", "answers", "waits"),
+    [
+        (["kitchen"], [], 6.0, True, False),
+        (["kitchen"], [], 12.0, False, False),
+        (["kitchen", "bedroom"], [], 6.0, True, True),  # the bedroom did not hear it
+        (["kitchen", "bedroom"], ["bedroom"], 6.0, True, False),
+        ([], [], 6.0, True, True),  # nobody known online: any speaker may claim
+    ],
+    ids=["fainter", "clearer", "a peer silent", "a peer that left", "no peer known"],
+)
+def test_once_every_peer_online_has_claimed_there_is_nothing_left_to_wait_for(
+    online, left, theirs, answers, waits
+):
+    """Each speaker says it is online: once every peer has claimed the phrase, the
+    speaker decides (as it would at the window's end). A peer that has not claimed it, or
+    none known, is waited for to the window's end; one that left is not."""
+    window_ms = 1500
+    judge = Arbiter("living", "run-living", window_ms, lambda claim: True)
+    for name in online:
+        judge.present(f"run-{name}", True)
+    for name in left:
+        judge.present(f"run-{name}", False)
+    judge.present("run-living", True)  # its own presence, echoed: no peer
+    started = time.monotonic()
+    assert asyncio.run(decide_with(judge, woke(9.0), [rival("kitchen", theirs)])) is answers
+    took_s = time.monotonic() - started
+    assert took_s >= window_ms / 1000 - 0.01 if waits else took_s < window_ms / 2000
 
 
 @pytest.mark.parametrize(
@@ -205,10 +235,12 @@ def test_two_speakers_that_hear_one_command_act_on_it_once(tmp_path, mosquitto):
     """ "소리야, 거실 불 켜줘" between the living room's speaker and the kitchen's: the
     living room heard it 9 dB clearer. Only the living room plays its tone, turns the
     light on and answers. The kitchen plays nothing, says it yielded, closes its listening
-    window, and shows Home Assistant it is not listening. Both see the broker in /health."""
-    discovery = "discovery = true\n"
-    living = speaker(tmp_path, mosquitto, "living", extra=discovery)
-    kitchen = speaker(tmp_path, mosquitto, "kitchen", extra=discovery)
+    window, and shows Home Assistant it is not listening. Each knows the other is online,
+    so once both have claimed the phrase they decide, long before their 2 s window ends;
+    when they stop, they say they left."""
+    discovery, wake = "discovery = true\n", WAKE.replace("150", "2000")
+    living = speaker(tmp_path, mosquitto, "living", wake, extra=discovery)
+    kitchen = speaker(tmp_path, mosquitto, "kitchen", wake, extra=discovery)
     sub = Subscriber(mosquitto)
 
     async def main():
@@ -216,20 +248,23 @@ def test_two_speakers_that_hear_one_command_act_on_it_once(tmp_path, mosquitto):
         for daemon in (living, kitchen):
             daemon.start()
             events[daemon] = daemon.subscribe()
-        await until(lambda: all(d.health()["arbitration"]["connected"] for d in (living, kitchen)))
+        await until(lambda: all(d.health()["arbitration"]["peers"] for d in (living, kitchen)))
         now = living.clock.now_ns()
         heard = [(living, 18.0), (kitchen, 9.0)]
+        started = time.monotonic()
         await asyncio.gather(*(
             d.on_heard(WakeDetected(now, 2, "소리야", now - 400 * MS, now, 5.0, snr))
             for d, snr in heard
         ))  # fmt: skip
         await asyncio.gather(*(d.on_heard(LIGHT_ON) for d, _ in heard))
+        decided_s = time.monotonic() - started
         windows = [d.health()["listening"]["listening_s"] for d in (living, kitchen)]
         await asyncio.gather(living.drain(), kitchen.drain())
-        return windows, [sent_so_far(events[d]) for d in (living, kitchen)], living.health()
+        published = [sent_so_far(events[d]) for d in (living, kitchen)]
+        return windows, published, living.health(), decided_s
 
     try:
-        windows, published, health = asyncio.run(asyncio.wait_for(main(), 40))
+        windows, published, health, decided_s = asyncio.run(asyncio.wait_for(main(), 40))
     finally:
         asyncio.run(living.close())
         asyncio.run(kitchen.close())
@@ -256,12 +291,24 @@ def test_two_speakers_that_hear_one_command_act_on_it_once(tmp_path, mosquitto):
     assert "sori_wakes_yielded_total 0" in yields[0] and "sori_wakes_yielded_total 1" in yields[1]
     kitchen_listening = [p for t, p in sent if t == "sori/kitchen/listening"]
     assert kitchen_listening == ["OFF", "ON", "OFF"]
-    assert health["arbitration"] == {"speaker": "living", "window_ms": 150, "connected": True}
+    assert health["arbitration"] == {
+        "speaker": "living",
+        "window_ms": 2000,
+        "connected": True,
+        "peers": 1,
+    }
+    assert decided_s < 1.0  # both claimed: no window waited out
+    presence = {}
+    for topic, payload in sent:
+        if topic.startswith(f"{PRESENCE}/"):
+            presence.setdefault(topic, []).append(payload)
+    assert sorted(seen[0] for seen in presence.values()) == ["kitchen", "living"]
+    assert all(seen[-1] == "" for seen in presence.values())  # each left: cleared
 
 
 def clear_retained(sub: Subscriber, sent: list[tuple[str, str]]) -> None:
     """The broker is the session's: leave none of the speakers' retained messages."""
-    speakers = ("homeassistant/", "sori/living/", "sori/kitchen/")
+    speakers = ("homeassistant/", "sori/living/", "sori/kitchen/", f"{PRESENCE}/")
     for topic in {t for t, _ in sent if t.startswith(speakers)}:
         sub._client.publish(topic, b"", qos=1, retain=True).wait_for_publish(5)
 

@@ -25,7 +25,9 @@ def attach_arbitration(config: Config, daemon: Daemon) -> None:
     window_ms = config.wake.arbitrate_window_ms
     arbiter = Arbiter(m.node_id, run, window_ms, lambda claim: claims.publish(claim))
     password = os.environ.get(m.password_env, "")
-    claims = MqttWakeClaims(m.url, arbiter.heard, m.username, password, m.client_id)
+    claims = MqttWakeClaims(
+        m.url, m.node_id, run, arbiter.heard, arbiter.present, m.username, password, m.client_id
+    )
 
     async def close() -> None:
         await asyncio.to_thread(claims.close)
@@ -33,6 +35,7 @@ def attach_arbitration(config: Config, daemon: Daemon) -> None:
     daemon.arbitrate = arbiter.decide
     daemon.arbitration = lambda: {
         "speaker": m.node_id, "window_ms": window_ms, "connected": claims.connected.is_set(),
+        "peers": arbiter.peers,
     }  # fmt: skip
     daemon.starters.append(claims.start)
     daemon.closers.append(close)

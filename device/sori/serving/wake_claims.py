@@ -3,7 +3,9 @@ publishes on `TOPIC` what it heard, and reads everyone's (`sori.serving.conversa
 arbitration` decides who answers).
 
 Claims go at QoS 0 and are never retained: one that arrives late is worth nothing, and
-a speaker that misses one answers as if alone."""
+a speaker that misses one answers as if alone. Each run of a speaker also says it is
+online, retained on `PRESENCE/<run>` (its node id), and cleared when it leaves: by itself
+on a clean stop, by the broker (its last will) when the connection dies."""
 
 from __future__ import annotations
 
@@ -18,29 +20,37 @@ log = logging.getLogger(__name__)
 
 TOPIC = "sori/wake/claims"
 """Shared by every speaker on the broker, whatever its node id."""
+PRESENCE = "sori/wake/speakers"
+"""`PRESENCE/<run>` holds a speaker's node id while that run is online (retained)."""
 
 
 class MqttWakeClaims:
-    """Publishes this speaker's claims (`publish`) and hands every claim on the topic to
-    `on_claim` (on paho's thread)."""
+    """Publishes this speaker's claims (`publish`) and presence, and hands every claim on
+    the topic to `on_claim` and every run's coming and going to `on_presence(run,
+    online)` (on paho's thread)."""
 
     def __init__(
         self,
         url: str,
+        speaker: str,
+        run: str,
         on_claim: Callable[[WakeClaim], None],
+        on_presence: Callable[[str, bool], None],
         username: str = "",
         password: str = "",
         client_id: str = "",
     ) -> None:
         mqtt = import_paho()
         self.host, self.port, tls = parse_url(url)
-        self.url = url
-        self.on_claim = on_claim
+        self.url, self.speaker = url, speaker
+        self.on_claim, self.on_presence = on_claim, on_presence
+        self.presence = f"{PRESENCE}/{run}"
         self.connected = threading.Event()
         self._client = mqtt.Client(
             mqtt.CallbackAPIVersion.VERSION2, client_id=client_id_for(client_id, "claims")
         )
         authenticate(self._client, tls, username, password)
+        self._client.will_set(self.presence, b"", qos=1, retain=True)  # clears it
         self._client.reconnect_delay_set(min_delay=0.25, max_delay=5)  # type: ignore[arg-type]
         self._client.on_connect = self._on_connect
         self._client.on_disconnect = lambda *a: self.connected.clear()
@@ -66,11 +76,16 @@ class MqttWakeClaims:
         if reason_code.is_failure:
             log.warning("wake arbitration: %s refused the connection: %s", self.url, reason_code)
             return
-        client.subscribe(TOPIC, qos=0)
+        client.publish(self.presence, self.speaker, qos=1, retain=True)
+        client.subscribe([(TOPIC, 0), (f"{PRESENCE}/+", 1)])
         self.connected.set()
         log.info("wake arbitration: speakers on %s compare wake phrases on %s", self.url, TOPIC)
 
     def _on_message(self, client, userdata, message) -> None:  # noqa: ANN001
+        if message.topic.startswith(f"{PRESENCE}/"):
+            run = message.topic.removeprefix(f"{PRESENCE}/")
+            self.on_presence(run, bool(message.payload))
+            return
         claim = read_claim(message.payload)
         if claim is None:
             self._ignored += 1
@@ -80,7 +95,11 @@ class MqttWakeClaims:
         self.on_claim(claim)
 
     def close(self) -> None:
+        """Say this run has left (a clean goodbye: the last will is not sent), and leave."""
         if self._started:
             self._started = False
+            info = self._client.publish(self.presence, b"", qos=1, retain=True)
+            if self.connected.is_set():
+                info.wait_for_publish(2)
             self._client.disconnect()
             self._client.loop_stop()

@@ -16,6 +16,11 @@ speakers the rule holds while a claim takes under an eighth of the window to tra
 home's broker takes milliseconds); where one hears the phrase 3/4 to 1 window after the
 other, and clearer, neither answers.
 
+Each speaker also says it is online (`present`), so a speaker knows its peers: once every
+one of them has claimed the phrase, no claim is left to wait for, and it decides then
+rather than at the window's end (the common case of two speakers that both heard it). A
+peer that did not hear the phrase sends no claim, so then the window is waited out.
+
 A speaker that cannot tell the others (no broker) answers: silence is the worse failure.
 """
 
@@ -110,6 +115,27 @@ class Arbiter:
         """The last claim could not be sent: said once, until one can."""
         self._twins: set[str] = set()
         """Runs of other speakers heard with this one's name: each said once."""
+        self._peers: set[str] = set()
+        """The runs of the other speakers online (`present`)."""
+        self._waiting: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
+        """Decisions waiting for claims, woken when one arrives."""
+
+    @property
+    def peers(self) -> int:
+        """How many other speakers' runs are online."""
+        with self._lock:
+            return len(self._peers)
+
+    def present(self, run: str, online: bool) -> None:
+        """Another speaker's run came online or left (paho's thread)."""
+        if run == self.run:
+            return
+        with self._lock:
+            if online:
+                self._peers.add(run)
+            else:
+                self._peers.discard(run)
+        self._wake_up()
 
     def heard(self, claim: WakeClaim) -> None:
         """Another speaker's claim arrived (paho's thread)."""
@@ -123,11 +149,17 @@ class Arbiter:
             )  # fmt: skip
         with self._lock:
             self._claims.append((self.clock.now_ns(), claim))
+        self._wake_up()
+
+    def _wake_up(self) -> None:
+        for loop, arrived in list(self._waiting):
+            loop.call_soon_threadsafe(arrived.set)
 
     async def decide(self, event: WakeDetected) -> bool:
-        """Whether this speaker answers the wake phrase `event`: after `window_ms`, True
-        unless a rival's claim outranks it or came first by over 3/4 of a window; at once
-        True when the others cannot be told."""
+        """Whether this speaker answers the wake phrase `event`: True unless a rival's
+        claim outranks it or came first by over 3/4 of a window. Decided after `window_ms`,
+        or once every peer online has claimed it; at once True when the others cannot be
+        told."""
         mine = WakeClaim(self.speaker, self.run, event.phrase, event.snr_db, event.score)
         heard_ns = self.clock.now_ns()
         if not self.publish(mine):
@@ -136,16 +168,39 @@ class Arbiter:
             self._alone = True
             return True
         self._alone = False
-        await asyncio.sleep(self.window_ns / 1e9)
+        await self._claims_in(mine, heard_ns)
         rival = self._first_rival(mine, heard_ns)
         if rival is None:
             return True
         log.info(
-            "wake phrase %r: %s heard it %s (%.1f dB over its floor, here %.1f): it answers",
+            "wake phrase %r: %s heard it %s (%.1f dB over its room, here %.1f): it answers",
             event.phrase, rival.speaker, "first" if rival.rank() < mine.rank() else "clearer",
             rival.snr_db, mine.snr_db,
         )  # fmt: skip
         return False
+
+    async def _claims_in(self, mine: WakeClaim, heard_ns: int) -> None:
+        """Wait until the window ends or every peer online has claimed `mine`'s phrase."""
+        waiting = (asyncio.get_running_loop(), asyncio.Event())
+        self._waiting.add(waiting)
+        try:
+            while not self._every_peer_claimed(mine, heard_ns):
+                waiting[1].clear()
+                left_ns = heard_ns + self.window_ns - self.clock.now_ns()
+                try:
+                    await asyncio.wait_for(waiting[1].wait(), max(0, left_ns) / 1e9)
+                except TimeoutError:
+                    return
+        finally:
+            self._waiting.discard(waiting)
+
+    def _every_peer_claimed(self, mine: WakeClaim, heard_ns: int) -> bool:
+        with self._lock:
+            if not self._peers:
+                return False  # none known: one may not have said it is online yet
+            since = heard_ns - 2 * self.window_ns
+            claimed = {c.run for at, c in self._claims if at >= since and c.phrase == mine.phrase}
+            return self._peers <= claimed
 
     def _first_rival(self, mine: WakeClaim, heard_ns: int) -> WakeClaim | None:
         """The rival that answers `mine` instead of this speaker, if any."""
