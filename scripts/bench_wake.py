@@ -44,8 +44,12 @@
   answers (`[wake] arbitrate`). Each clip's opening word over one room noise (pink, or
   babble of other clips; 25 and 15 dB below the nearest speaker's hearing), heard by
   speakers `FAINTER_DB` fainter over the same noise: each one's `snr_db` (null: missed),
-  how much lower a fainter hearing reads, and the share of pairs that both woke in which
-  the nearer speaker ranks first.
+  how much lower a fainter hearing reads, the share of pairs that both woke in which
+  the nearer speaker ranks first, and how far apart in time the speakers that woke
+  reported the phrase (on the replay clock). Then each row's four speakers arbitrate as
+  `[wake] arbitrate` does (`rival_that_answers`, every one online, each claim arriving
+  `NET_MS` later), for several windows: how often the nearest that woke answers alone,
+  another alone, two at once, or none.
 """
 
 from __future__ import annotations
@@ -58,6 +62,7 @@ import os
 import sys
 import time
 import wave
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
@@ -82,6 +87,7 @@ from sori.hearing.audio.echo_cancel import EchoCanceller, cancel_echo
 from sori.hearing.audio.format import RATE_HZ, AudioFrame
 from sori.hearing.pacing import ReplayClock, replay
 from sori.hearing.wake_gate import NeverOpen
+from sori.serving.conversation.arbitration import WakeClaim, rival_that_answers, yielding_to
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "audio" / "ko-read"
 FALSE_PHRASES = ["소리야", "빅스비", "헤이 소리"]
@@ -89,6 +95,10 @@ NOISES = ("white", "pink", "brown", "hum", "babble")
 OFFSETS_MS = (0, 4, 8, 12, 16, 20, 24, 28, 32)
 FAINTER_DB = (0, 3, 6, 10)
 """How much fainter than the nearest each speaker of `--nearer` hears the talker."""
+WINDOWS_MS = (150, 250, 400)
+"""The arbitration windows `--nearer` plays each row's speakers through."""
+NET_MS = 5
+"""How long a claim takes from one speaker to the others, in `--nearer`'s arbitration."""
 
 
 def load_clips() -> list[tuple[str, str, np.ndarray]]:
@@ -462,17 +472,25 @@ def nearer_trials(base: Config, clips, openers: dict[str, str], rng) -> dict:
     detector = build_wake_detector(config)
     voices = [c[2] for c in clips]
     heard: dict[str, list[float | None]] = {}
+    spreads_ms: list[float] = []  # per row: the last speaker's wake event after the first's
+    events: list[list[WakeDetected | None]] = []  # per row, per speaker: its wake event
     for name, _, speech in clips:
         if name not in openers:
             continue
         for kind, snr_db in (("pink", 25), ("babble", 25), ("pink", 15), ("babble", 15)):
             noise = noisy(speech, kind, snr_db, rng, voices[:6]) - speech
-            row: list[float | None] = []
+            woke: list[WakeDetected | None] = []
             for fainter_db in FAINTER_DB:
                 audio = speech * 10 ** (-fainter_db / 20) + noise
                 own = [e for e in hear(config, detector, audio)[0] if e.phrase == openers[name]]
-                row.append(round(own[0].snr_db, 1) if own else None)
-            heard[f"{openers[name]} {kind} {snr_db}"] = row
+                woke.append(own[0] if own else None)
+            heard[f"{openers[name]} {kind} {snr_db}"] = [
+                round(e.snr_db, 1) if e else None for e in woke
+            ]
+            events.append(woke)
+            reported_ns = [e.t_ns for e in woke if e]
+            if len(reported_ns) > 1:
+                spreads_ms.append((max(reported_ns) - min(reported_ns)) / 1e6)
     by_gap: dict[int, list[int]] = {}  # dB apart → [pairs ranked right, pairs both woke]
     drops: dict[int, list[float]] = {db: [] for db in FAINTER_DB[1:]}
     for row in heard.values():
@@ -498,7 +516,46 @@ def nearer_trials(base: Config, clips, openers: dict[str, str], rng) -> dict:
         "snr_drop_db_range": {
             db: [round(min(d), 1), round(max(d), 1)] for db, d in drops.items() if d
         },
+        "wake_events_apart_ms_p50_p90_max": [
+            round(float(np.percentile(spreads_ms, q)), 1) for q in (50, 90, 100)
+        ]
+        if spreads_ms
+        else None,
+        "answered_by_window_ms": {
+            window_ms: dict(Counter(arbitrated(woke, window_ms) for woke in events if any(woke)))
+            for window_ms in WINDOWS_MS
+        },
     }
+
+
+def arbitrated(woke: list[WakeDetected | None], window_ms: int) -> str:
+    """Who answers when the speakers of `woke` (nearest first; None: it did not wake), all
+    online, arbitrate with `window_ms`: "the nearest", "another", "twice" or "none"."""
+    window_ns, net_ns = window_ms * 1_000_000, NET_MS * 1_000_000
+    claims: list[WakeClaim | None] = []
+    for i, e in enumerate(woke):
+        if e is None:
+            claims.append(None)
+            continue
+        others = [(o.t_ns + net_ns, WakeClaim("", f"run {j}", o.phrase, 0, 0))
+                  for j, o in enumerate(woke) if o and j != i]  # fmt: skip
+        first = yielding_to(e.phrase, e.t_ns, others, window_ns)
+        claims.append(WakeClaim(f"speaker {i}", f"run {i}", e.phrase, e.snr_db, e.score, first))
+    answered = []
+    for i, event in enumerate(woke):
+        if event is None:
+            continue
+        arrivals = [(e.t_ns + net_ns, claims[j]) for j, e in enumerate(woke) if e and j != i]
+        decided_ns = event.t_ns + window_ns
+        if len(arrivals) == len(woke) - 1:  # every peer claimed: decided at the last claim
+            decided_ns = min(max(event.t_ns, *(at for at, _ in arrivals)), decided_ns)
+        arrived = [(at, c) for at, c in arrivals if at <= decided_ns]
+        if rival_that_answers(claims[i], event.t_ns, arrived) is None:
+            answered.append(i)
+    if len(answered) != 1:
+        return "twice" if answered else "none"
+    nearest = next(i for i, e in enumerate(woke) if e)
+    return "the nearest" if answered[0] == nearest else "another"
 
 
 def report(result: dict, as_json: bool) -> int:

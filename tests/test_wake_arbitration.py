@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import queue
 import time
@@ -20,6 +21,7 @@ from sori.core.clock import FakeClock
 from sori.core.events import IntentCommitted, WakeDetected
 from sori.serving.conversation.arbitration import (
     MAX_CLAIM_BYTES,
+    SAME_PHRASE_S,
     Arbiter,
     WakeClaim,
     claim_json,
@@ -85,7 +87,7 @@ def test_two_speakers_wired_together_answer_exactly_once_in_any_order():
         return await first, await second
 
     for mine, theirs in [((9, 5), (12, 5)), ((12, 5), (9, 5)), ((9, 5), (9, 6)), ((9, 5), (9, 5))]:
-        for gap_s in (0.0, 0.03):
+        for gap_s in (0.0, 0.03, 0.072):  # the last: the second yields to the first, and says so
             answered = asyncio.run(pair(mine, theirs, gap_s))
             assert sorted(answered) == [False, True], (mine, theirs, gap_s)
     assert asyncio.run(pair((9, 5), (12, 5), 0.0)) == (False, True)  # the clearer one
@@ -128,7 +130,8 @@ def test_once_every_peer_online_has_claimed_there_is_nothing_left_to_wait_for(
         (3 * WINDOW_MS // 10, 6.0, True),  # came first but within reach: ranked
         (9 * WINDOW_MS // 10, 6.0, False),  # it decided before this claim could reach it
         (9 * WINDOW_MS // 10, 12.0, False),
-        (3 * WINDOW_MS, 12.0, True),  # an earlier phrase: not this one
+        (3 * WINDOW_MS, 12.0, False),  # reported late, as a fainter speaker may
+        (int(SAME_PHRASE_S * 1000) + 100, 12.0, True),  # an earlier phrase: not this one
     ],
 )
 def test_a_rival_that_decided_before_this_speaker_could_tell_it_answers(before_ms, snr_db, answers):
@@ -178,6 +181,11 @@ def test_a_speaker_that_cannot_tell_the_others_answers_at_once_and_says_so_once(
         b'{"speaker": "", "run": "r", "phrase": "p", "snr_db": 9, "score": 1}',
         b'{"speaker": ["k"], "run": "r", "phrase": "p", "snr_db": 9, "score": 1}',
         b'{"run": "r", "phrase": "p", "snr_db": 9, "score": 1}',
+        b'{"speaker": "k", "run": "r", "phrase": "p", "snr_db": 9, "score": 1, "yields_to": "r2"}',
+        b'{"speaker": "k", "run": "r", "phrase": "p", "snr_db": 9, "score": 1, "yields_to": [7]}',
+        b'{"speaker": "k", "run": "r", "phrase": "p", "snr_db": 9, "score": 1, "yields_to": '
+        + json.dumps([f"r{i}" for i in range(17)]).encode()
+        + b"}",
         b'{"speaker": "k", "run": "r", "phrase": "p", "snr_db": 9, "score": 1, "x": "'
         + b"a" * MAX_CLAIM_BYTES
         + b'"}',
@@ -188,7 +196,7 @@ def test_what_is_not_a_claim_is_never_a_rival(payload):
 
 
 def test_a_claim_reads_back_as_it_was_sent():
-    claim = WakeClaim("sori_kitchen", "3f2a", "소리야", 14.25, 3.5)
+    claim = WakeClaim("sori_kitchen", "3f2a", "소리야", 14.25, 3.5, ("9c01",))
     assert read_claim(claim_json(claim)) == claim
 
 

@@ -10,11 +10,11 @@ then the speaker's name, so that every speaker ranks the same claims alike.
 
 Speakers' clocks are not compared: a claim counts by when it arrived here. A rival's
 claim that arrived more than three quarters of a window before this speaker heard the
-phrase was made by a speaker whose window ends before this one's claim can reach it: it
-answers (it saw no rival), so this one stays quiet, whatever the ranks. Between two
-speakers the rule holds while a claim takes under an eighth of the window to travel (a
-home's broker takes milliseconds); where one hears the phrase 3/4 to 1 window after the
-other, and clearer, neither answers.
+phrase was made by a speaker whose window may end before this one's claim reaches it: it
+answers (it may have seen no rival), so this one yields to it, whatever the ranks, and
+says so in its own claim (`yields_to`), so that the rival, if it does see the claim,
+does not yield to this one in turn. Both answer only when a claim takes over an eighth
+of the window to travel (a home's broker takes milliseconds).
 
 Each speaker also says it is online (`present`), so a speaker knows its peers: once every
 one of them has claimed the phrase, no claim is left to wait for, and it decides then
@@ -42,8 +42,15 @@ log = logging.getLogger(__name__)
 
 MAX_CLAIM_BYTES = 1024
 """A claim Sori sends is under 200 bytes; a larger message on the topic is not one."""
+MAX_YIELDS = 16
+"""Rivals one claim may name in `yields_to`; a claim naming more is not one."""
 MAX_KEPT_CLAIMS = 64
-"""Rivals' claims kept at once; more within two windows is a flood, and the oldest go."""
+"""Rivals' claims kept at once; more within `SAME_PHRASE_S` is a flood, and the oldest go."""
+SAME_PHRASE_S = 2.0
+"""A rival's claim of the phrase that arrived this long before this speaker heard it is of
+the same utterance: speakers that hear one phrase report it up to 1.35 s apart
+(`scripts/bench_wake.py --nearer`, a speaker 10 dB fainter than another in loud noise),
+and one that forgot the earlier claim would answer too."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +64,9 @@ class WakeClaim:
     phrase: str
     snr_db: float
     score: float
+    yields_to: tuple[str, ...] = ()
+    """The runs of the rivals whose claims of the phrase came over 3/4 of a window before
+    this speaker heard it (`yielding_to`): this speaker yields to them."""
 
     def rank(self) -> tuple[float, float, str]:
         return (self.snr_db, self.score, self.speaker)
@@ -65,7 +75,8 @@ class WakeClaim:
 def claim_json(claim: WakeClaim) -> bytes:
     return json.dumps(
         {"speaker": claim.speaker, "run": claim.run, "phrase": claim.phrase,
-         "snr_db": round(claim.snr_db, 2), "score": round(claim.score, 3)},
+         "snr_db": round(claim.snr_db, 2), "score": round(claim.score, 3),
+         "yields_to": list(claim.yields_to)},
         ensure_ascii=False,
     ).encode()  # fmt: skip
 
@@ -87,7 +98,46 @@ def read_claim(payload: bytes) -> WakeClaim | None:
         return None
     if not all(type(n) in (int, float) and math.isfinite(n) for n in numbers):
         return None
-    return WakeClaim(*texts, *(float(n) for n in numbers))  # type: ignore[arg-type]
+    yields_to = data.get("yields_to", [])
+    if not isinstance(yields_to, list) or len(yields_to) > MAX_YIELDS:
+        return None
+    if not all(isinstance(run, str) and run for run in yields_to):
+        return None
+    return WakeClaim(*texts, *(float(n) for n in numbers), tuple(yields_to))  # type: ignore[arg-type]
+
+
+def yielding_to(
+    phrase: str, heard_ns: int, claims: list[tuple[int, WakeClaim]], window_ns: int
+) -> tuple[str, ...]:
+    """The runs of the rivals whose claims of `phrase` (with when each arrived) came over
+    3/4 of a window before this speaker heard it at `heard_ns`, within `SAME_PHRASE_S`:
+    they decide before this speaker's claim can reach them, so this one yields to them.
+    Pure."""
+    since = heard_ns - int(SAME_PHRASE_S * 1e9)
+    decided_without_me = heard_ns - window_ns * 3 // 4
+    return tuple(
+        c.run for at, c in claims if c.phrase == phrase and since <= at < decided_without_me
+    )
+
+
+def rival_that_answers(
+    mine: WakeClaim, heard_ns: int, claims: list[tuple[int, WakeClaim]]
+) -> WakeClaim | None:
+    """The rival that answers the phrase of `mine`, heard here at `heard_ns`, instead of
+    this speaker, given the rivals' `claims` (each with when it arrived) that are in when
+    this speaker decides; None: this speaker answers. A rival that yields to this
+    speaker (`yields_to`) does not count; one this speaker yields to answers. Pure:
+    `scripts/bench_wake.py --nearer` plays speakers' timings through it."""
+    since = heard_ns - int(SAME_PHRASE_S * 1e9)
+    near = [
+        c for at, c in claims
+        if c.phrase == mine.phrase and at >= since and mine.run not in c.yields_to
+    ]  # fmt: skip
+    first = [c for c in near if c.run in mine.yields_to]
+    if first:
+        return max(first, key=WakeClaim.rank)
+    best = max(near, key=WakeClaim.rank, default=None)
+    return best if best is not None and best.rank() > mine.rank() else None
 
 
 class Arbiter:
@@ -160,8 +210,11 @@ class Arbiter:
         claim outranks it or came first by over 3/4 of a window. Decided after `window_ms`,
         or once every peer online has claimed it; at once True when the others cannot be
         told."""
-        mine = WakeClaim(self.speaker, self.run, event.phrase, event.snr_db, event.score)
         heard_ns = self.clock.now_ns()
+        with self._lock:
+            claims = list(self._claims)
+        first = yielding_to(event.phrase, heard_ns, claims, self.window_ns)
+        mine = WakeClaim(self.speaker, self.run, event.phrase, event.snr_db, event.score, first)
         if not self.publish(mine):
             if not self._alone:
                 log.warning("cannot tell the other speakers of the wake phrase: answering alone")
@@ -174,7 +227,7 @@ class Arbiter:
             return True
         log.info(
             "wake phrase %r: %s heard it %s (%.1f dB over its room, here %.1f): it answers",
-            event.phrase, rival.speaker, "first" if rival.rank() < mine.rank() else "clearer",
+            event.phrase, rival.speaker, "first" if rival.run in mine.yields_to else "clearer",
             rival.snr_db, mine.snr_db,
         )  # fmt: skip
         return False
@@ -198,21 +251,15 @@ class Arbiter:
         with self._lock:
             if not self._peers:
                 return False  # none known: one may not have said it is online yet
-            since = heard_ns - 2 * self.window_ns
+            since = heard_ns - int(SAME_PHRASE_S * 1e9)
             claimed = {c.run for at, c in self._claims if at >= since and c.phrase == mine.phrase}
             return self._peers <= claimed
 
     def _first_rival(self, mine: WakeClaim, heard_ns: int) -> WakeClaim | None:
-        """The rival that answers `mine` instead of this speaker, if any."""
         with self._lock:
-            self._forget(heard_ns - 2 * self.window_ns)
-            near = [(at, c) for at, c in self._claims if c.phrase == mine.phrase]
-        decided_without_me = heard_ns - self.window_ns * 3 // 4
-        early = [c for at, c in near if at < decided_without_me]
-        if early:
-            return max(early, key=WakeClaim.rank)
-        best = max((c for _, c in near), key=WakeClaim.rank, default=None)
-        return best if best is not None and best.rank() > mine.rank() else None
+            self._forget(heard_ns - int(SAME_PHRASE_S * 1e9))
+            claims = list(self._claims)
+        return rival_that_answers(mine, heard_ns, claims)
 
     def _forget(self, before_ns: int) -> None:
         while self._claims and self._claims[0][0] < before_ns:
