@@ -532,24 +532,30 @@ def arbitrated(woke: list[WakeDetected | None], window_ms: int) -> str:
     """Who answers when the speakers of `woke` (nearest first; None: it did not wake), all
     online, arbitrate with `window_ms`: "the nearest", "another", "twice" or "none"."""
     window_ns, net_ns = window_ms * 1_000_000, NET_MS * 1_000_000
-    claims: list[WakeClaim | None] = []
-    for i, e in enumerate(woke):
-        if e is None:
-            claims.append(None)
-            continue
-        others = [(o.t_ns + net_ns, WakeClaim("", f"run {j}", o.phrase, 0, 0))
-                  for j, o in enumerate(woke) if o and j != i]  # fmt: skip
-        first = yielding_to(e.phrase, e.t_ns, others, window_ns)
-        claims.append(WakeClaim(f"speaker {i}", f"run {i}", e.phrase, e.snr_db, e.score, first))
+
+    def arrivals(claims: list, i: int) -> list[tuple[int, WakeClaim]]:
+        """The other speakers' `claims`, each with when it reaches speaker `i`."""
+        return [(e.t_ns + net_ns, claims[j]) for j, e in enumerate(woke) if e and j != i]
+
+    said = [
+        WakeClaim(f"speaker {i}", f"run {i}", e.phrase, e.snr_db, e.score) if e else None
+        for i, e in enumerate(woke)
+    ]
+    claims = [
+        replace(c, yields_to=yielding_to(c.phrase, e.t_ns, arrivals(said, i), window_ns))
+        if c is not None and e is not None
+        else None
+        for i, (c, e) in enumerate(zip(said, woke, strict=True))
+    ]
     answered = []
     for i, event in enumerate(woke):
         if event is None:
             continue
-        arrivals = [(e.t_ns + net_ns, claims[j]) for j, e in enumerate(woke) if e and j != i]
+        arrived_by = arrivals(claims, i)
         decided_ns = event.t_ns + window_ns
-        if len(arrivals) == len(woke) - 1:  # every peer claimed: decided at the last claim
-            decided_ns = min(max(event.t_ns, *(at for at, _ in arrivals)), decided_ns)
-        arrived = [(at, c) for at, c in arrivals if at <= decided_ns]
+        if len(arrived_by) == len(woke) - 1:  # every peer claimed: decided at the last claim
+            decided_ns = min(max(event.t_ns, *(at for at, _ in arrived_by)), decided_ns)
+        arrived = [(at, c) for at, c in arrived_by if at <= decided_ns]
         if rival_that_answers(claims[i], event.t_ns, arrived) is None:
             answered.append(i)
     if len(answered) != 1:

@@ -315,7 +315,7 @@ class Daemon:
         """An utterance began while a wake phrase's decision was pending: in the window
         that phrase opened, it is answered as the phrase is."""
         pending = [d for d in self._decisions.values() if not d.done()]
-        if pending and self.conversation.gated:
+        if pending:
             self._keep_decision(uid, pending[-1])
 
     def mute(self, muted: bool) -> dict[str, Any]:

@@ -32,7 +32,7 @@ import logging
 import math
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from sori.core.clock import Clock, MonotonicClock
@@ -106,18 +106,23 @@ def read_claim(payload: bytes) -> WakeClaim | None:
     return WakeClaim(*texts, *(float(n) for n in numbers), tuple(yields_to))  # type: ignore[arg-type]
 
 
+def of_phrase(
+    phrase: str, heard_ns: int, claims: Iterable[tuple[int, WakeClaim]]
+) -> list[tuple[int, WakeClaim]]:
+    """The `claims` (each with when it arrived) of `phrase` heard here at `heard_ns`: those
+    that arrived after `SAME_PHRASE_S` before it. Pure."""
+    since = heard_ns - int(SAME_PHRASE_S * 1e9)
+    return [(at, c) for at, c in claims if c.phrase == phrase and at >= since]
+
+
 def yielding_to(
     phrase: str, heard_ns: int, claims: list[tuple[int, WakeClaim]], window_ns: int
 ) -> tuple[str, ...]:
     """The runs of the rivals whose claims of `phrase` (with when each arrived) came over
-    3/4 of a window before this speaker heard it at `heard_ns`, within `SAME_PHRASE_S`:
-    they decide before this speaker's claim can reach them, so this one yields to them.
-    Pure."""
-    since = heard_ns - int(SAME_PHRASE_S * 1e9)
+    3/4 of a window before this speaker heard it at `heard_ns`: they decide before this
+    speaker's claim can reach them, so this one yields to them. Pure."""
     decided_without_me = heard_ns - window_ns * 3 // 4
-    return tuple(
-        c.run for at, c in claims if c.phrase == phrase and since <= at < decided_without_me
-    )
+    return tuple(c.run for at, c in of_phrase(phrase, heard_ns, claims) if at < decided_without_me)
 
 
 def rival_that_answers(
@@ -128,11 +133,7 @@ def rival_that_answers(
     this speaker decides; None: this speaker answers. A rival that yields to this
     speaker (`yields_to`) does not count; one this speaker yields to answers. Pure:
     `scripts/bench_wake.py --nearer` plays speakers' timings through it."""
-    since = heard_ns - int(SAME_PHRASE_S * 1e9)
-    near = [
-        c for at, c in claims
-        if c.phrase == mine.phrase and at >= since and mine.run not in c.yields_to
-    ]  # fmt: skip
+    near = [c for _, c in of_phrase(mine.phrase, heard_ns, claims) if mine.run not in c.yields_to]
     first = [c for c in near if c.run in mine.yields_to]
     if first:
         return max(first, key=WakeClaim.rank)
@@ -211,9 +212,7 @@ class Arbiter:
         or once every peer online has claimed it; at once True when the others cannot be
         told."""
         heard_ns = self.clock.now_ns()
-        with self._lock:
-            claims = list(self._claims)
-        first = yielding_to(event.phrase, heard_ns, claims, self.window_ns)
+        first = yielding_to(event.phrase, heard_ns, self._claims_now(), self.window_ns)
         mine = WakeClaim(self.speaker, self.run, event.phrase, event.snr_db, event.score, first)
         if not self.publish(mine):
             if not self._alone:
@@ -222,7 +221,7 @@ class Arbiter:
             return True
         self._alone = False
         await self._claims_in(mine, heard_ns)
-        rival = self._first_rival(mine, heard_ns)
+        rival = rival_that_answers(mine, heard_ns, self._claims_now())
         if rival is None:
             return True
         log.info(
@@ -251,16 +250,10 @@ class Arbiter:
         with self._lock:
             if not self._peers:
                 return False  # none known: one may not have said it is online yet
-            since = heard_ns - int(SAME_PHRASE_S * 1e9)
-            claimed = {c.run for at, c in self._claims if at >= since and c.phrase == mine.phrase}
+            claimed = {c.run for _, c in of_phrase(mine.phrase, heard_ns, self._claims)}
             return self._peers <= claimed
 
-    def _first_rival(self, mine: WakeClaim, heard_ns: int) -> WakeClaim | None:
+    def _claims_now(self) -> list[tuple[int, WakeClaim]]:
+        """The rivals' claims kept, each with when it arrived (a copy: paho's thread adds)."""
         with self._lock:
-            self._forget(heard_ns - int(SAME_PHRASE_S * 1e9))
-            claims = list(self._claims)
-        return rival_that_answers(mine, heard_ns, claims)
-
-    def _forget(self, before_ns: int) -> None:
-        while self._claims and self._claims[0][0] < before_ns:
-            self._claims.popleft()
+            return list(self._claims)
