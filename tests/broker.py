@@ -75,9 +75,29 @@ class Subscriber:
     def next(self, timeout_s: float = 10.0) -> tuple[str, str]:
         return self.messages.get(timeout=timeout_s)
 
+    def until_quiet(self, quiet_s: float = 1.0) -> list[tuple[str, str]]:
+        """Every message still to come, until none comes for `quiet_s`."""
+        seen = []
+        while True:
+            try:
+                seen.append(self.next(timeout_s=quiet_s))
+            except queue.Empty:
+                return seen
+
     def close(self) -> None:
         self._client.disconnect()
         self._client.loop_stop()
+
+
+def clear_retained(url: str) -> None:
+    """Clear every retained message of the broker at `url`: the broker is shared by the
+    session, and a new subscriber would read them first."""
+    sub = Subscriber(url)
+    try:
+        for topic in {topic for topic, _ in sub.until_quiet(0.5)}:
+            sub._client.publish(topic, b"", qos=1, retain=True).wait_for_publish(5)
+    finally:
+        sub.close()
 
 
 @pytest.fixture

@@ -6,16 +6,14 @@ a claim counts. The daemons run on a real mosquitto."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
-import queue
 import time
 from dataclasses import replace
 
 import pytest
 
-from broker import Subscriber
+from broker import Subscriber, clear_retained
 from daemon_kit import build, write_config
 from sori.core.clock import FakeClock
 from sori.core.events import IntentCommitted, WakeDetected
@@ -230,15 +228,6 @@ async def until(condition, timeout_s: float = 10.0) -> None:
         await asyncio.sleep(0.02)
 
 
-def everything_sent(sub: Subscriber) -> list[tuple[str, str]]:
-    """What `sub` read off the broker, until it goes quiet for a second."""
-    seen = []
-    with contextlib.suppress(queue.Empty):
-        while True:
-            seen.append(sub.next(timeout_s=1.0))
-    return seen
-
-
 def test_two_speakers_that_hear_one_command_act_on_it_once(tmp_path, mosquitto):
     """ "소리야, 거실 불 켜줘" between the living room's speaker and the kitchen's: the
     living room heard it 9 dB clearer. Only the living room plays its tone, turns the
@@ -277,10 +266,10 @@ def test_two_speakers_that_hear_one_command_act_on_it_once(tmp_path, mosquitto):
         asyncio.run(living.close())
         asyncio.run(kitchen.close())
     try:
-        sent = everything_sent(sub)
+        sent = sub.until_quiet()
     finally:
-        clear_retained(sub, sent)
         sub.close()
+        clear_retained(mosquitto)
     claims = [read_claim(payload.encode()) for topic, payload in sent if topic == TOPIC]
     assert sorted(c.speaker for c in claims) == ["kitchen", "living"]
     assert [m for m in sent if m[0] == "sori/light/living_room/set"] == [
@@ -312,13 +301,6 @@ def test_two_speakers_that_hear_one_command_act_on_it_once(tmp_path, mosquitto):
             presence.setdefault(topic, []).append(payload)
     assert sorted(seen[0] for seen in presence.values()) == ["kitchen", "living"]
     assert all(seen[-1] == "" for seen in presence.values())  # each left: cleared
-
-
-def clear_retained(sub: Subscriber, sent: list[tuple[str, str]]) -> None:
-    """The broker is the session's: leave none of the speakers' retained messages."""
-    speakers = ("homeassistant/", "sori/living/", "sori/kitchen/", f"{PRESENCE}/")
-    for topic in {t for t, _ in sent if t.startswith(speakers)}:
-        sub._client.publish(topic, b"", qos=1, retain=True).wait_for_publish(5)
 
 
 def test_a_speaker_whose_broker_is_down_answers_alone(tmp_path):

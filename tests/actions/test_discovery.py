@@ -17,7 +17,7 @@ from pathlib import Path
 import fake_amixer
 import pytest
 
-from broker import Subscriber
+from broker import Subscriber, clear_retained
 from daemon_kit import build, write_config
 from sori.acting.actions.discovery import MqttPresence
 from sori.core.events import WakeDetected
@@ -26,21 +26,10 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)
-def clear_retained(mosquitto):
+def no_retained_message_left(mosquitto):
     """The broker is shared by the session: leave no retained message for other tests."""
     yield
-    sub = Subscriber(mosquitto)
-    topics = set()
-    try:
-        while True:
-            try:
-                topics.add(sub.next(timeout_s=0.5)[0])
-            except queue.Empty:
-                break
-        for topic in topics:
-            sub._client.publish(topic, b"", qos=1, retain=True).wait_for_publish(5)
-    finally:
-        sub.close()
+    clear_retained(mosquitto)
 
 
 def retained(url: str, wanted: set[str], timeout_s: float = 10.0) -> dict[str, str]:
