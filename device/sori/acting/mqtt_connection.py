@@ -1,6 +1,7 @@
 """What every MQTT client of Sori's sets up the same way (the command handler, the state
-source, the discovery presence): the broker URL read, the client id chosen, paho imported
-with the fix in the error, and the credentials and TLS applied to a client."""
+source, the discovery presence, the wake claims): the broker URL read, the client id
+chosen, paho imported with the fix in the error, the credentials and TLS applied to a
+client, and a clean leave that says goodbye."""
 
 from __future__ import annotations
 
@@ -91,3 +92,14 @@ def authenticate(client: Any, tls: bool, username: str = "", password: str = "")
         client.username_pw_set(username, password or None)
     if tls:
         client.tls_set()
+
+
+def leave(client: Any, topic: str, goodbye: str | bytes, connected: threading.Event) -> None:
+    """Publish `goodbye` retained on `topic` (what the last will would have said; waited
+    for up to 2 s while `connected`), then disconnect and stop the network loop: a clean
+    leave, so the broker does not send the will."""
+    info = client.publish(topic, goodbye, qos=1, retain=True)
+    if connected.is_set():
+        info.wait_for_publish(2)
+    client.disconnect()
+    client.loop_stop()

@@ -13,7 +13,13 @@ import logging
 import threading
 from collections.abc import Callable
 
-from sori.acting.mqtt_connection import authenticate, client_id_for, import_paho, parse_url
+from sori.acting.mqtt_connection import (
+    authenticate,
+    client_id_for,
+    import_paho,
+    leave,
+    parse_url,
+)
 from sori.serving.conversation.arbitration import WakeClaim, claim_json, read_claim
 
 log = logging.getLogger(__name__)
@@ -98,8 +104,4 @@ class MqttWakeClaims:
         """Say this run has left (a clean goodbye: the last will is not sent), and leave."""
         if self._started:
             self._started = False
-            info = self._client.publish(self.presence, b"", qos=1, retain=True)
-            if self.connected.is_set():
-                info.wait_for_publish(2)
-            self._client.disconnect()
-            self._client.loop_stop()
+            leave(self._client, self.presence, b"", self.connected)

@@ -26,7 +26,13 @@ from collections.abc import Callable
 from typing import Any
 
 from sori import __version__
-from sori.acting.mqtt_connection import authenticate, client_id_for, import_paho, parse_url
+from sori.acting.mqtt_connection import (
+    authenticate,
+    client_id_for,
+    import_paho,
+    leave,
+    parse_url,
+)
 
 log = logging.getLogger(__name__)
 
@@ -200,8 +206,4 @@ class MqttPresence:
         """Say "offline" and leave (a clean goodbye: the last will is not sent)."""
         if self._started:
             self._started = False
-            info = self._client.publish(self.availability, OFFLINE, qos=1, retain=True)
-            if self.connected.is_set():
-                info.wait_for_publish(2)
-            self._client.disconnect()
-            self._client.loop_stop()
+            leave(self._client, self.availability, OFFLINE, self.connected)
