@@ -13,13 +13,7 @@ import logging
 import threading
 from collections.abc import Callable
 
-from sori.acting.mqtt_connection import (
-    authenticate,
-    client_id_for,
-    import_paho,
-    leave,
-    parse_url,
-)
+from sori.acting.mqtt_connection import authenticate, client_id_for, import_paho, leave, parse_url
 from sori.serving.conversation.arbitration import WakeClaim, claim_json, read_claim
 
 log = logging.getLogger(__name__)

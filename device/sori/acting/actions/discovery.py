@@ -26,13 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sori import __version__
-from sori.acting.mqtt_connection import (
-    authenticate,
-    client_id_for,
-    import_paho,
-    leave,
-    parse_url,
-)
+from sori.acting.mqtt_connection import authenticate, client_id_for, import_paho, leave, parse_url
 
 log = logging.getLogger(__name__)
 
