@@ -49,7 +49,11 @@
   reported the phrase (on the replay clock). Then each row's four speakers arbitrate as
   `[wake] arbitrate` does (`rival_that_answers`, every one online, each claim arriving
   `NET_MS` later), for several windows: how often the nearest that woke answers alone,
-  another alone, two at once, or none.
+  another alone, two at once, or none. Then again in `MOVES` replays of each row, each
+  speaker's report moved by up to `MOVED_MS` either way and each claim `MOVED_NET_MS` in
+  transit: with the rules as built, and as if no speaker broke a silence
+  (`breaks_the_silence`: the first to hear the phrase answers when every speaker would
+  yield to another), and how long the one that answered waited.
 """
 
 from __future__ import annotations
@@ -87,7 +91,14 @@ from sori.hearing.audio.echo_cancel import EchoCanceller, cancel_echo
 from sori.hearing.audio.format import RATE_HZ, AudioFrame
 from sori.hearing.pacing import ReplayClock, replay
 from sori.hearing.wake_gate import NeverOpen
-from sori.serving.conversation.arbitration import WakeClaim, rival_that_answers, yielding_to
+from sori.serving.conversation.arbitration import (
+    WakeClaim,
+    breaks_the_silence,
+    heard_first,
+    rival_that_answers,
+    rivals_decided_ns,
+    yielding_to,
+)
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "audio" / "ko-read"
 FALSE_PHRASES = ["소리야", "빅스비", "헤이 소리"]
@@ -97,7 +108,16 @@ FAINTER_DB = (0, 3, 6, 10)
 """How much fainter than the nearest each speaker of `--nearer` hears the talker."""
 WINDOWS_MS = (150, 250, 400)
 """The arbitration windows `--nearer` plays each row's speakers through."""
+MOVED_MS = 200
+"""How far either way `--nearer` moves each speaker's report of a phrase, in `MOVES`
+replays of each row: who answers turns on the order and gaps of the reports, which the
+replay clock gives only one of (speakers report one phrase up to 1.35 s apart)."""
+MOVES = 100
 NET_MS = 5
+"""How long each claim takes to reach the other speakers, in `--nearer`'s plays."""
+MOVED_NET_MS = (1, 15)
+"""... and in its moved replays: at random between these, for each pair of speakers (a
+home broker takes milliseconds; the rules hold for up to an eighth of the window)."""
 """How long a claim takes from one speaker to the others, in `--nearer`'s arbitration."""
 
 
@@ -502,6 +522,31 @@ def nearer_trials(base: Config, clips, openers: dict[str, str], rng) -> dict:
         for db, value in zip(FAINTER_DB[1:], row[1:], strict=True):
             if row[0] is not None and value is not None:
                 drops[db].append(row[0] - value)
+    woke_rows = [woke for woke in events if any(woke)]
+    replays = [
+        (
+            [
+                replace(e, t_ns=e.t_ns + int(rng.uniform(-MOVED_MS, MOVED_MS) * 1e6)) if e else None
+                for e in woke
+            ],
+            rng.uniform(*MOVED_NET_MS, size=(len(woke), len(woke))),
+        )
+        for woke in woke_rows
+        for _ in range(MOVES)
+    ]
+    moved: dict[int, dict[str, dict]] = {}  # window → rules → who answered, and its wait
+    for window_ms in WINDOWS_MS:
+        for rules in ("as built", "no silence broken"):
+            outcomes = [
+                arbitrated(woke, window_ms, rules == "as built", net_ms) for woke, net_ms in replays
+            ]
+            waits = [ms for _, ms in outcomes if ms is not None]
+            moved.setdefault(window_ms, {})[rules] = {
+                **Counter(outcome for outcome, _ in outcomes),
+                "waited_ms_p50_p90_max": [
+                    round(float(np.percentile(waits, q))) for q in (50, 90, 100)
+                ],
+            }
     right = sum(r for r, _ in by_gap.values())
     pairs = sum(n for _, n in by_gap.values())
     return {
@@ -522,20 +567,32 @@ def nearer_trials(base: Config, clips, openers: dict[str, str], rng) -> dict:
         if spreads_ms
         else None,
         "answered_by_window_ms": {
-            window_ms: dict(Counter(arbitrated(woke, window_ms) for woke in events if any(woke)))
+            window_ms: dict(Counter(arbitrated(woke, window_ms)[0] for woke in woke_rows))
             for window_ms in WINDOWS_MS
         },
+        "moved_up_to_ms": MOVED_MS,
+        "answered_moved_by_window_ms": moved,
     }
 
 
-def arbitrated(woke: list[WakeDetected | None], window_ms: int) -> str:
+def arbitrated(
+    woke: list[WakeDetected | None],
+    window_ms: int,
+    break_silence: bool = True,
+    net_ms: np.ndarray | None = None,
+) -> tuple[str, float | None]:
     """Who answers when the speakers of `woke` (nearest first; None: it did not wake), all
-    online, arbitrate with `window_ms`: "the nearest", "another", "twice" or "none"."""
-    window_ns, net_ns = window_ms * 1_000_000, NET_MS * 1_000_000
+    online, arbitrate with `window_ms`: "the nearest", "another", "twice" or "none", and
+    how long the one that answers waited from its wake event to its decision (ms; None
+    unless one answered). `break_silence=False`: as if no speaker ever broke a silence
+    (`breaks_the_silence`), for comparison. `net_ms[j, i]`: how long speaker j's claim
+    takes to reach speaker i (default `NET_MS` for all)."""
+    window_ns = window_ms * 1_000_000
+    net_ns = np.full((len(woke), len(woke)), NET_MS * 1e6) if net_ms is None else net_ms * 1e6
 
     def arrivals(claims: list, i: int) -> list[tuple[int, WakeClaim]]:
         """The other speakers' `claims`, each with when it reaches speaker `i`."""
-        return [(e.t_ns + net_ns, claims[j]) for j, e in enumerate(woke) if e and j != i]
+        return [(e.t_ns + int(net_ns[j, i]), claims[j]) for j, e in enumerate(woke) if e and j != i]
 
     said = [
         WakeClaim(f"speaker {i}", f"run {i}", e.phrase, e.snr_db, e.score) if e else None
@@ -547,21 +604,35 @@ def arbitrated(woke: list[WakeDetected | None], window_ms: int) -> str:
         else None
         for i, (c, e) in enumerate(zip(said, woke, strict=True))
     ]
-    answered = []
+    answered: list[tuple[int, float]] = []  # each speaker that answers, and its wait (ms)
     for i, event in enumerate(woke):
         if event is None:
             continue
         arrived_by = arrivals(claims, i)
+        every_peer = len(arrived_by) == len(woke) - 1  # all online: those that woke claim
+
+        def claimed(by_ns: int) -> list[tuple[int, WakeClaim]]:
+            return [(at, c) for at, c in arrived_by if at <= by_ns]  # noqa: B023
+
         decided_ns = event.t_ns + window_ns
-        if len(arrived_by) == len(woke) - 1:  # every peer claimed: decided at the last claim
+        if every_peer:  # decided once the last claim is in
             decided_ns = min(max(event.t_ns, *(at for at, _ in arrived_by)), decided_ns)
-        arrived = [(at, c) for at, c in arrived_by if at <= decided_ns]
-        if rival_that_answers(claims[i], event.t_ns, arrived) is None:
-            answered.append(i)
+        mine = claims[i]
+        if rival_that_answers(mine, event.t_ns, claimed(decided_ns)) is None:
+            answered.append((i, (decided_ns - event.t_ns) / 1e6))
+        elif break_silence and heard_first(mine, event.t_ns, claimed(decided_ns), window_ns):
+            # as `Arbiter._until_rivals_decided` waits, until no claim is left to come
+            while not (every_peer and len(claimed(decided_ns)) == len(arrived_by)) and (
+                decided_ns
+                < (later := rivals_decided_ns(mine, event.t_ns, claimed(decided_ns), window_ns))
+            ):
+                decided_ns = later
+            if breaks_the_silence(mine, event.t_ns, claimed(decided_ns), window_ns):
+                answered.append((i, (decided_ns - event.t_ns) / 1e6))
     if len(answered) != 1:
-        return "twice" if answered else "none"
+        return ("twice" if answered else "none"), None
     nearest = next(i for i, e in enumerate(woke) if e)
-    return "the nearest" if answered[0] == nearest else "another"
+    return ("the nearest" if answered[0][0] == nearest else "another"), answered[0][1]
 
 
 def report(result: dict, as_json: bool) -> int:

@@ -22,6 +22,7 @@ from sori.serving.conversation.arbitration import (
     SAME_PHRASE_S,
     Arbiter,
     WakeClaim,
+    breaks_the_silence,
     claim_json,
     read_claim,
 )
@@ -75,12 +76,10 @@ def test_two_speakers_wired_together_answer_exactly_once_in_any_order():
     one answers. A tie in level goes to the detector's score, then to the name."""
 
     async def pair(mine: tuple[float, float], theirs: tuple[float, float], gap_s: float):
-        clock = FakeClock(10**12)
-        a = Arbiter("living", "r1", WINDOW_MS, lambda c: b.heard(c) or True, clock)
-        b = Arbiter("kitchen", "r2", WINDOW_MS, lambda c: a.heard(c) or True, clock)
+        a = Arbiter("living", "r1", WINDOW_MS, lambda c: b.heard(c) or True)
+        b = Arbiter("kitchen", "r2", WINDOW_MS, lambda c: a.heard(c) or True)
         first = asyncio.create_task(a.decide(woke(*mine)))
         await asyncio.sleep(gap_s)
-        clock.advance_ns(int(gap_s * 1e9))
         second = asyncio.create_task(b.decide(woke(*theirs)))
         return await first, await second
 
@@ -138,6 +137,70 @@ def test_a_rival_that_decided_before_this_speaker_could_tell_it_answers(before_m
     judge.heard(rival("kitchen", snr_db))
     clock.advance_ns(before_ms * MS)
     assert asyncio.run(judge.decide(woke(9.0))) is answers
+
+
+def test_three_speakers_in_a_ring_answer_once_not_never():
+    """The bedroom hears the phrase first, faintest; the kitchen 260 ms later, clearer; the
+    living room 470 ms after the bedroom, clearest. By the ranks alone each yields: the
+    bedroom to the kitchen (the living room's claim comes after its window), the kitchen
+    to the living room, and the living room to the bedroom, which came over 3/4 of a
+    window before it. The bedroom, first, plays their decisions through and answers."""
+    window_ms = 400
+
+    async def ring() -> list[bool]:
+        judges = [
+            Arbiter(name, f"run-{name}", window_ms, lambda c, name=name: tell(name, c))
+            for name in ("bedroom", "kitchen", "living")
+        ]
+
+        def tell(sender: str, claim: WakeClaim) -> bool:
+            for judge in judges:
+                if judge.speaker != sender:
+                    judge.heard(claim)
+            return True
+
+        bedroom = asyncio.create_task(judges[0].decide(woke(6.0)))
+        await asyncio.sleep(0.26)
+        kitchen = asyncio.create_task(judges[1].decide(woke(9.0)))
+        await asyncio.sleep(0.21)
+        living = asyncio.create_task(judges[2].decide(woke(12.0)))
+        return [await bedroom, await kitchen, await living]
+
+    started = time.monotonic()
+    assert asyncio.run(ring()) == [True, False, False]
+    # the bedroom waits for the living room's window: a window after its claim came
+    assert 0.47 + window_ms / 1000 - 0.02 < time.monotonic() - started < 2.0
+
+
+def claims_at(*arrived: tuple[int, WakeClaim]) -> list[tuple[int, WakeClaim]]:
+    return [(ms * MS, claim) for ms, claim in arrived]
+
+
+RING_MS = 400  # the ring's window: the bedroom heard it at 0, as in the test above
+KITCHEN = rival("kitchen", 9.0)
+LIVING = replace(rival("living", 12.0), yields_to=("run-bedroom",))
+
+
+@pytest.mark.parametrize(
+    ("claims", "breaks"),
+    [
+        (claims_at((260, KITCHEN), (470, LIVING)), True),
+        # the living room's claim may have missed the kitchen's window (it ends at 660)
+        (claims_at((260, KITCHEN), (620, LIVING)), False),
+        # the kitchen heard it within an eighth of a window: either may think itself first
+        (claims_at((40, KITCHEN), (470, LIVING)), False),
+        # the living room yields to nobody: it answers
+        (claims_at((260, KITCHEN), (470, replace(LIVING, yields_to=()))), False),
+        # the kitchen is alone and clearer: it answers
+        (claims_at((260, KITCHEN)), False),
+        # the kitchen heard another phrase: the bedroom yields to nobody
+        (claims_at((260, replace(KITCHEN, phrase="지니야"))), False),
+    ],
+    ids=["a ring", "maybe missed", "not first", "one answers", "two", "no rival"],
+)
+def test_only_the_first_breaks_a_silence_it_is_sure_of(claims, breaks):
+    bedroom = WakeClaim("bedroom", "run-bedroom", "소리야", 6.0, 5.0)
+    assert breaks_the_silence(bedroom, 0, claims, RING_MS * MS) is breaks
 
 
 def test_other_phrases_and_the_speakers_own_echo_are_no_rivals(caplog):

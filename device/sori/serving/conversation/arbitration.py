@@ -21,6 +21,11 @@ one of them has claimed the phrase, no claim is left to wait for, and it decides
 rather than at the window's end (the common case of two speakers that both heard it). A
 peer that did not hear the phrase sends no claim, so then the window is waited out.
 
+These rules can leave every speaker yielding to another: three in a ring, each yielding to
+a clearer one that yields to a first. So the speaker that heard the phrase first, about to
+yield, waits on until each rival it knows of has decided, plays their decisions through
+from the claims it holds, and answers if they all yield (`breaks_the_silence`).
+
 A speaker that cannot tell the others (no broker) answers: silence is the worse failure.
 """
 
@@ -141,6 +146,54 @@ def rival_that_answers(
     return best if best is not None and best.rank() > mine.rank() else None
 
 
+def heard_first(
+    mine: WakeClaim, heard_ns: int, claims: list[tuple[int, WakeClaim]], window_ns: int
+) -> bool:
+    """Whether this speaker heard the phrase of `mine` (at `heard_ns`) before every rival
+    whose claim (with when it arrived) is in, by an eighth of a window: so that no two
+    speakers can each take themselves for the first. Pure."""
+    rivals = of_phrase(mine.phrase, heard_ns, claims)
+    return bool(rivals) and all(at >= heard_ns + window_ns // 8 for at, _ in rivals)
+
+
+def rivals_decided_ns(
+    mine: WakeClaim, heard_ns: int, claims: list[tuple[int, WakeClaim]], window_ns: int
+) -> int:
+    """When the windows of all the rivals whose `claims` of the phrase are in have ended,
+    so that no claim left to come can change what they decided: a window after the last
+    one arrived, and no later than `SAME_PHRASE_S` after this speaker heard it. Pure."""
+    last_ns = max((at for at, _ in of_phrase(mine.phrase, heard_ns, claims)), default=heard_ns)
+    return min(last_ns + window_ns, heard_ns + int(SAME_PHRASE_S * 1e9))
+
+
+def breaks_the_silence(
+    mine: WakeClaim, heard_ns: int, claims: list[tuple[int, WakeClaim]], window_ns: int
+) -> bool:
+    """Whether this speaker answers the phrase of `mine`, heard here at `heard_ns`, though
+    `rival_that_answers` has it yield, because every rival yields too: three speakers in
+    a ring, the first yielding to a clearer second, the second to a clearer third, and the
+    third to the first, which came first by over 3/4 of a window.
+
+    Only the speaker that `heard_first` may break the silence, so that two never do. It
+    plays each rival's own decision through from the claims (with when each arrived)
+    that certainly reached that rival before its window ended, an eighth of a window
+    early: a claim the rival may have missed is left out, and since more claims only give
+    more reasons to yield, a rival that yields on these yields on the claims it had. A
+    rival whose claim is not in yet heard the phrase over 3/4 of a window after this
+    speaker, so it yields to it (`yielding_to`). Pure."""
+    if not heard_first(mine, heard_ns, claims, window_ns):
+        return False
+    rivals = of_phrase(mine.phrase, heard_ns, claims)
+    certain_ns = window_ns - window_ns // 8
+    for at, rival in rivals:
+        seen = [(a, c) for a, c in rivals if c.run != rival.run and a <= at + certain_ns]
+        if heard_ns + window_ns // 8 <= at + certain_ns:  # this speaker's claim reached it
+            seen.append((heard_ns, mine))
+        if rival_that_answers(rival, at, seen) is None:
+            return False  # it may answer
+    return True
+
+
 class Arbiter:
     """Decides, for each wake phrase this speaker hears, whether it answers (`decide`).
 
@@ -210,7 +263,8 @@ class Arbiter:
         """Whether this speaker answers the wake phrase `event`: True unless a rival's
         claim outranks it or came first by over 3/4 of a window. Decided after `window_ms`,
         or once every peer online has claimed it; at once True when the others cannot be
-        told."""
+        told. The first to hear it, about to yield, waits on until its rivals have
+        decided, to answer if they all yield (`breaks_the_silence`)."""
         heard_ns = self.clock.now_ns()
         first = yielding_to(event.phrase, heard_ns, self._claims_now(), self.window_ns)
         mine = WakeClaim(self.speaker, self.run, event.phrase, event.snr_db, event.score, first)
@@ -220,10 +274,21 @@ class Arbiter:
             self._alone = True
             return True
         self._alone = False
-        await self._claims_in(mine, heard_ns)
-        rival = rival_that_answers(mine, heard_ns, self._claims_now())
+        await self._claims_in(mine, heard_ns, heard_ns + self.window_ns)
+        claims = self._claims_now()
+        rival = rival_that_answers(mine, heard_ns, claims)
         if rival is None:
             return True
+        if heard_first(mine, heard_ns, claims, self.window_ns):
+            await self._until_rivals_decided(mine, heard_ns)
+            claims = self._claims_now()
+            if breaks_the_silence(mine, heard_ns, claims, self.window_ns):
+                log.info(
+                    "wake phrase %r: every speaker that heard it yields to another: this "
+                    "one heard it first, and answers", event.phrase,
+                )  # fmt: skip
+                return True
+            rival = rival_that_answers(mine, heard_ns, claims) or rival
         log.info(
             "wake phrase %r: %s heard it %s (%.1f dB over its room, here %.1f): it answers",
             event.phrase, rival.speaker, "first" if rival.run in mine.yields_to else "clearer",
@@ -231,20 +296,30 @@ class Arbiter:
         )  # fmt: skip
         return False
 
-    async def _claims_in(self, mine: WakeClaim, heard_ns: int) -> None:
-        """Wait until the window ends or every peer online has claimed `mine`'s phrase."""
+    async def _claims_in(self, mine: WakeClaim, heard_ns: int, until_ns: int) -> None:
+        """Wait until the clock reads `until_ns` or every peer online has claimed `mine`'s
+        phrase, heard at `heard_ns`."""
         waiting = (asyncio.get_running_loop(), asyncio.Event())
         self._waiting.add(waiting)
         try:
             while not self._every_peer_claimed(mine, heard_ns):
                 waiting[1].clear()
-                left_ns = heard_ns + self.window_ns - self.clock.now_ns()
+                left_ns = until_ns - self.clock.now_ns()
                 try:
                     await asyncio.wait_for(waiting[1].wait(), max(0, left_ns) / 1e9)
                 except TimeoutError:
                     return
         finally:
             self._waiting.discard(waiting)
+
+    async def _until_rivals_decided(self, mine: WakeClaim, heard_ns: int) -> None:
+        """Wait until every rival whose claim is in has decided (`rivals_decided_ns`; a
+        claim that comes meanwhile may make it later) or every peer online has claimed."""
+        while not self._every_peer_claimed(mine, heard_ns):
+            until_ns = rivals_decided_ns(mine, heard_ns, self._claims_now(), self.window_ns)
+            if self.clock.now_ns() >= until_ns:
+                return
+            await self._claims_in(mine, heard_ns, until_ns)
 
     def _every_peer_claimed(self, mine: WakeClaim, heard_ns: int) -> bool:
         with self._lock:
