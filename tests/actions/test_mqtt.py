@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+from socket import IPPROTO_TCP, TCP_NODELAY
 
 import pytest
 
@@ -52,11 +53,14 @@ def test_commands_reach_a_real_broker(mosquitto, subscriber):
         try:
             on = await handler.handle(Command("HassTurnOn", {}, LAMP))
             await handler.handle(Command("HassSetPosition", {"position": 30}, CURTAIN))
+            # a command leaves at once, not after the broker acknowledged the last one
+            nodelay = handler._client.socket().getsockopt(IPPROTO_TCP, TCP_NODELAY)
         finally:
             await handler.close()
-        return on
+        return on, nodelay
 
-    result = asyncio.run(main())
+    result, nodelay = asyncio.run(main())
+    assert nodelay
     assert result.detail == "sori/light/living_room/set ON"
     assert subscriber.next() == ("sori/light/living_room/set", "ON")
     topic, payload = subscriber.next()

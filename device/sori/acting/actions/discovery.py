@@ -26,7 +26,14 @@ from collections.abc import Callable
 from typing import Any
 
 from sori import __version__
-from sori.acting.mqtt_connection import authenticate, client_id_for, import_paho, leave, parse_url
+from sori.acting.mqtt_connection import (
+    authenticate,
+    client_id_for,
+    import_paho,
+    leave,
+    parse_url,
+    send_at_once,
+)
 
 log = logging.getLogger(__name__)
 
@@ -164,6 +171,7 @@ class MqttPresence:
         if reason_code.is_failure:
             log.warning("MQTT discovery: %s refused the connection: %s", self.url, reason_code)
             return
+        send_at_once(client)
         if self.per_entity:
             client.publish(self.config_topic, b"", qos=1, retain=True)  # no device config too
             for topic, entity in self.entity_configs().items():

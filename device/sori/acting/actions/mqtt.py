@@ -47,7 +47,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sori.acting.actions.base import Command, NotConfirmed, Result
-from sori.acting.mqtt_connection import authenticate, client_id_for, import_paho, parse_url
+from sori.acting.mqtt_connection import (
+    authenticate,
+    client_id_for,
+    import_paho,
+    parse_url,
+    send_at_once,
+)
 from sori.core.errors import BackendError, ConfigError
 
 log = logging.getLogger(__name__)
@@ -212,6 +218,7 @@ class MqttHandler:
         if reason_code.is_failure:
             log.warning("MQTT broker %s refused the connection: %s", self.url, reason_code)
             return
+        send_at_once(client)
         log.info("MQTT connected to %s", self.url)
         self._connected.set()
 
