@@ -10,23 +10,25 @@ import json
 import logging
 import time
 from dataclasses import replace
+from socket import IPPROTO_TCP, TCP_NODELAY
 
 import pytest
 
 from broker import Subscriber, clear_retained
 from daemon_kit import build, write_config
 from sori.core.clock import FakeClock
-from sori.core.events import IntentCommitted, WakeDetected
+from sori.core.events import IntentCommitted, SpeechStarted, SpeechStopped, WakeDetected
 from sori.serving.conversation.arbitration import (
     MAX_CLAIM_BYTES,
     SAME_PHRASE_S,
     Arbiter,
     WakeClaim,
+    WakePass,
     breaks_the_silence,
     claim_json,
     read_claim,
 )
-from sori.serving.wake_claims import PRESENCE, TOPIC
+from sori.serving.wake_claims import PRESENCE, TOPIC, MqttWakeClaims
 
 WINDOW_MS = 80
 MS = 1_000_000
@@ -40,13 +42,20 @@ def rival(speaker: str, snr_db: float, score: float = 5.0, phrase: str = "소리
     return WakeClaim(speaker, f"run-{speaker}", phrase, snr_db, score)
 
 
+def in_speech(judge: Arbiter) -> Arbiter:
+    """`judge` as a speaker is when it hears a wake phrase: an utterance of its own open
+    (one that hears nothing passes on the others' claims)."""
+    judge.hearing(SpeechStarted(0, 1, 0))
+    return judge
+
+
 def arbiter(name: str = "living", clock: FakeClock | None = None, sent: list | None = None):
-    def publish(claim: WakeClaim) -> bool:
+    def publish(claim: WakeClaim | WakePass) -> bool:
         if sent is not None:
             sent.append(claim)
         return True
 
-    return Arbiter(name, f"run-{name}", WINDOW_MS, publish, clock or FakeClock(10**12))
+    return in_speech(Arbiter(name, f"run-{name}", WINDOW_MS, publish, clock or FakeClock(10**12)))
 
 
 async def decide_with(judge: Arbiter, event: WakeDetected, during=()) -> bool:
@@ -76,8 +85,8 @@ def test_two_speakers_wired_together_answer_exactly_once_in_any_order():
     one answers. A tie in level goes to the detector's score, then to the name."""
 
     async def pair(mine: tuple[float, float], theirs: tuple[float, float], gap_s: float):
-        a = Arbiter("living", "r1", WINDOW_MS, lambda c: b.heard(c) or True)
-        b = Arbiter("kitchen", "r2", WINDOW_MS, lambda c: a.heard(c) or True)
+        a = in_speech(Arbiter("living", "r1", WINDOW_MS, lambda c: b.heard(c) or True))
+        b = in_speech(Arbiter("kitchen", "r2", WINDOW_MS, lambda c: a.heard(c) or True))
         first = asyncio.create_task(a.decide(woke(*mine)))
         await asyncio.sleep(gap_s)
         second = asyncio.create_task(b.decide(woke(*theirs)))
@@ -109,7 +118,7 @@ def test_once_every_peer_online_has_claimed_there_is_nothing_left_to_wait_for(
     speaker decides (as it would at the window's end). A peer that has not claimed it, or
     none known, is waited for to the window's end; one that left is not."""
     window_ms = 1500
-    judge = Arbiter("living", "run-living", window_ms, lambda claim: True)
+    judge = in_speech(Arbiter("living", "run-living", window_ms, lambda claim: True))
     for name in online:
         judge.present(f"run-{name}", True)
     for name in left:
@@ -149,7 +158,7 @@ def test_three_speakers_in_a_ring_answer_once_not_never():
 
     async def ring() -> list[bool]:
         judges = [
-            Arbiter(name, f"run-{name}", window_ms, lambda c, name=name: tell(name, c))
+            in_speech(Arbiter(name, f"run-{name}", window_ms, lambda c, name=name: tell(name, c)))
             for name in ("bedroom", "kitchen", "living")
         ]
 
@@ -203,6 +212,73 @@ def test_only_the_first_breaks_a_silence_it_is_sure_of(claims, breaks):
     assert breaks_the_silence(bedroom, 0, claims, RING_MS * MS) is breaks
 
 
+@pytest.mark.parametrize(
+    ("heard_before", "passes"),
+    [
+        (None, True),  # nothing heard since it started
+        ("speaking", False),  # an utterance open: the phrase may be in it
+        (500, False),  # an utterance ended 500 ms ago: its wake event may be on its way
+        (1500, True),
+        ("claimed", False),  # it heard the phrase itself: it decides as a rival
+    ],
+)
+def test_a_speaker_that_hears_nothing_passes_on_a_claim(heard_before, passes):
+    clock = FakeClock(10**12)
+    sent = []
+    judge = Arbiter("kitchen", "run-kitchen", WINDOW_MS, lambda c: sent.append(c) or True, clock)
+    if heard_before == "speaking":
+        judge.hearing(SpeechStarted(0, 1, 0))
+    elif heard_before == "claimed":
+        asyncio.run(judge.decide(woke(9.0)))
+        sent.clear()
+        clock.advance_ns(500 * MS)
+    elif heard_before is not None:
+        judge.hearing(SpeechStarted(0, 1, 0))
+        judge.hearing(SpeechStopped(0, 1, 0))
+        clock.advance_ns(heard_before * MS)
+    judge.heard(rival("living", 12.0))
+    assert sent == ([WakePass("kitchen", "run-kitchen", "소리야")] if passes else [])
+
+
+def test_a_speaker_that_passed_stays_out_of_the_phrase():
+    """Having passed, it passes on every claim of the phrase, and yields a hearing of its
+    own without claiming it: whoever counted its pass never meets it as a rival. Two
+    seconds after the last claim of the phrase it is back in."""
+    clock = FakeClock(10**12)
+    sent = []
+    judge = Arbiter("kitchen", "run-kitchen", WINDOW_MS, lambda c: sent.append(c) or True, clock)
+    judge.heard(rival("living", 12.0))
+    judge.hearing(SpeechStarted(0, 1, 0))  # now it hears something, maybe the phrase
+    clock.advance_ns(1500 * MS)
+    judge.heard(rival("bedroom", 6.0))  # out still: passed on again, and out for longer
+    clock.advance_ns(1500 * MS)
+    assert asyncio.run(judge.decide(woke(30.0))) is False  # yielded, though the clearest
+    passed = WakePass("kitchen", "run-kitchen", "소리야")
+    assert sent == [passed, passed]
+    judge.heard(rival("living", 12.0, phrase="지니야"))  # another phrase: in speech, no pass
+    clock.advance_ns(int(SAME_PHRASE_S * 1e9))
+    assert asyncio.run(judge.decide(woke(30.0))) is True
+    assert [type(c) for c in sent[2:]] == [WakeClaim]
+
+
+@pytest.mark.parametrize(
+    ("passed", "waits"),
+    [
+        (WakePass("kitchen", "run-kitchen", "소리야"), False),
+        (WakePass("kitchen", "run-kitchen", "지니야"), True),  # another phrase
+        (WakePass("bedroom", "run-bedroom", "소리야"), True),  # not the peer waited for
+    ],
+)
+def test_a_peers_pass_ends_the_wait_for_its_claim(passed, waits):
+    window_ms = 800
+    judge = in_speech(Arbiter("living", "run-living", window_ms, lambda claim: True))
+    judge.present("run-kitchen", True)
+    started = time.monotonic()
+    assert asyncio.run(decide_with(judge, woke(9.0), [passed])) is True
+    took_s = time.monotonic() - started
+    assert took_s >= window_ms / 1000 - 0.01 if waits else took_s < window_ms / 2000
+
+
 def test_other_phrases_and_the_speakers_own_echo_are_no_rivals(caplog):
     judge = arbiter()
     echo = WakeClaim("living", "run-living", "소리야", 30.0, 9.0)  # the broker sends it back
@@ -247,6 +323,9 @@ def test_a_speaker_that_cannot_tell_the_others_answers_at_once_and_says_so_once(
         b'{"speaker": "k", "run": "r", "phrase": "p", "snr_db": 9, "score": 1, "yields_to": '
         + json.dumps([f"r{i}" for i in range(17)]).encode()
         + b"}",
+        b'{"speaker": "k", "run": "r", "passes": true}',
+        b'{"speaker": "k", "run": "r", "phrase": 7, "passes": true}',
+        b'{"speaker": "k", "run": "r", "phrase": "p", "passes": "yes"}',
         b'{"speaker": "k", "run": "r", "phrase": "p", "snr_db": 9, "score": 1, "x": "'
         + b"a" * MAX_CLAIM_BYTES
         + b'"}',
@@ -259,6 +338,8 @@ def test_what_is_not_a_claim_is_never_a_rival(payload):
 def test_a_claim_reads_back_as_it_was_sent():
     claim = WakeClaim("sori_kitchen", "3f2a", "소리야", 14.25, 3.5, ("9c01",))
     assert read_claim(claim_json(claim)) == claim
+    passed = WakePass("sori_kitchen", "3f2a", "소리야")
+    assert read_claim(claim_json(passed)) == passed
 
 
 HOME_EXTRA = 'node_id = "{node}"\n'
@@ -311,6 +392,8 @@ def test_two_speakers_that_hear_one_command_act_on_it_once(tmp_path, mosquitto):
         await until(lambda: all(d.health()["arbitration"]["peers"] for d in (living, kitchen)))
         now = living.clock.now_ns()
         heard = [(living, 18.0), (kitchen, 9.0)]
+        for daemon, _ in heard:  # both hear someone speak: neither passes
+            await daemon.on_heard(SpeechStarted(now, 2, now - 500 * MS))
         started = time.monotonic()
         await asyncio.gather(*(
             d.on_heard(WakeDetected(now, 2, "소리야", now - 400 * MS, now, 5.0, snr))
@@ -334,7 +417,10 @@ def test_two_speakers_that_hear_one_command_act_on_it_once(tmp_path, mosquitto):
         sub.close()
         clear_retained(mosquitto)
     claims = [read_claim(payload.encode()) for topic, payload in sent if topic == TOPIC]
-    assert sorted(c.speaker for c in claims) == ["kitchen", "living"]
+    assert sorted((type(c).__name__, c.speaker) for c in claims) == [
+        ("WakeClaim", "kitchen"),
+        ("WakeClaim", "living"),
+    ]
     assert [m for m in sent if m[0] == "sori/light/living_room/set"] == [
         ("sori/light/living_room/set", "ON")
     ]
@@ -364,6 +450,70 @@ def test_two_speakers_that_hear_one_command_act_on_it_once(tmp_path, mosquitto):
             presence.setdefault(topic, []).append(payload)
     assert sorted(seen[0] for seen in presence.values()) == ["kitchen", "living"]
     assert all(seen[-1] == "" for seen in presence.values())  # each left: cleared
+
+
+@pytest.mark.parametrize("kitchen_hears_speech", [False, True])
+def test_a_speaker_that_hears_nothing_lets_the_other_answer_at_once(
+    tmp_path, mosquitto, kitchen_hears_speech
+):
+    """ "소리야, 거실 불 켜줘" in the living room; the kitchen's speaker, in another room,
+    hears nothing and says so when the living room's claim comes: the living room acts
+    without waiting out its 2 s window. A kitchen that hears someone speak says nothing
+    (the phrase may be in what it hears), and the window is waited out."""
+    wake = WAKE.replace("150", "2000")
+    living = speaker(tmp_path, mosquitto, "living", wake)
+    kitchen = speaker(tmp_path, mosquitto, "kitchen", wake)
+    sub = Subscriber(mosquitto)
+
+    async def main() -> float:
+        for daemon in (living, kitchen):
+            daemon.start()
+        await until(lambda: all(d.health()["arbitration"]["peers"] for d in (living, kitchen)))
+        now = living.clock.now_ns()
+        if kitchen_hears_speech:
+            await kitchen.on_heard(SpeechStarted(now, 1, now))
+        started = time.monotonic()
+        await living.on_heard(WakeDetected(now, 2, "소리야", now - 400 * MS, now, 5.0, 18.0))
+        await living.on_heard(LIGHT_ON)  # held until the living room has decided
+        decided_s = time.monotonic() - started
+        await asyncio.gather(living.drain(), kitchen.drain())
+        return decided_s
+
+    try:
+        decided_s = asyncio.run(asyncio.wait_for(main(), 40))
+    finally:
+        asyncio.run(living.close())
+        asyncio.run(kitchen.close())
+    try:
+        sent = sub.until_quiet()
+    finally:
+        sub.close()
+        clear_retained(mosquitto)
+    said = [read_claim(payload.encode()) for topic, payload in sent if topic == TOPIC]
+    assert [m for m in sent if m[0] == "sori/light/living_room/set"] == [
+        ("sori/light/living_room/set", "ON")
+    ]
+    assert (living.turns_done, kitchen.turns_done) == (1, 0)
+    if kitchen_hears_speech:
+        assert [type(c) for c in said] == [WakeClaim]
+        assert decided_s >= 2.0 - 0.05
+    else:
+        assert [type(c) for c in said] == [WakeClaim, WakePass]
+        assert said[1].speaker == "kitchen"
+        assert decided_s < 1.0
+
+
+def test_claims_leave_at_once(mosquitto):
+    """A claim is not held back until the broker acknowledges the last packet (Nagle's
+    algorithm; 40 ms on loopback)."""
+    claims = MqttWakeClaims(mosquitto, "kitchen", "run-kitchen", print, print)
+    claims.start()
+    try:
+        assert claims.connected.wait(10)
+        assert claims._client.socket().getsockopt(IPPROTO_TCP, TCP_NODELAY)
+    finally:
+        claims.close()
+        clear_retained(mosquitto)
 
 
 def test_a_speaker_whose_broker_is_down_answers_alone(tmp_path):
@@ -411,8 +561,6 @@ def test_a_command_after_the_phrase_alone_is_answered_as_the_phrase_is(
     """ "소리야" alone, then "거실 불 켜줘" as an utterance of its own, begun while the
     speakers still decide: a speaker another outranks (its claim read off the broker)
     drops the command with the phrase; alone, it acts on it."""
-    from sori.core.events import SpeechStarted
-
     daemon = speaker(tmp_path, mosquitto, "kitchen")
     sub = Subscriber(mosquitto)
 

@@ -33,6 +33,7 @@ def attach_arbitration(config: Config, daemon: Daemon) -> None:
         await asyncio.to_thread(claims.close)
 
     daemon.arbitrate = arbiter.decide
+    daemon.listeners.append(arbiter.hearing)
     daemon.arbitration = lambda: {
         "speaker": m.node_id, "window_ms": window_ms, "connected": claims.connected.is_set(),
         "peers": arbiter.peers,

@@ -1,8 +1,8 @@
 """The speakers' wake claims on the home's MQTT broker (`[wake] arbitrate`): each speaker
-publishes on `TOPIC` what it heard, and reads everyone's (`sori.serving.conversation.
-arbitration` decides who answers).
+publishes on `TOPIC` what it heard, or that it heard nothing (a pass), and reads
+everyone's (`sori.serving.conversation.arbitration` decides who answers).
 
-Claims go at QoS 0 and are never retained: one that arrives late is worth nothing, and
+Claims and passes go at QoS 0 and are never retained: one that arrives late is worth nothing, and
 a speaker that misses one answers as if alone. Each run of a speaker also says it is
 online, retained on `PRESENCE/<run>` (its node id), and cleared when it leaves: by itself
 on a clean stop, by the broker (its last will) when the connection dies."""
@@ -13,8 +13,15 @@ import logging
 import threading
 from collections.abc import Callable
 
-from sori.acting.mqtt_connection import authenticate, client_id_for, import_paho, leave, parse_url
-from sori.serving.conversation.arbitration import WakeClaim, claim_json, read_claim
+from sori.acting.mqtt_connection import (
+    authenticate,
+    client_id_for,
+    import_paho,
+    leave,
+    parse_url,
+    send_at_once,
+)
+from sori.serving.conversation.arbitration import WakeClaim, WakePass, claim_json, read_claim
 
 log = logging.getLogger(__name__)
 
@@ -25,8 +32,8 @@ PRESENCE = "sori/wake/speakers"
 
 
 class MqttWakeClaims:
-    """Publishes this speaker's claims (`publish`) and presence, and hands every claim on
-    the topic to `on_claim` and every run's coming and going to `on_presence(run,
+    """Publishes this speaker's claims and passes (`publish`) and presence, and hands every
+    claim and pass on the topic to `on_claim` and every run's coming and going to `on_presence(run,
     online)` (on paho's thread)."""
 
     def __init__(
@@ -34,7 +41,7 @@ class MqttWakeClaims:
         url: str,
         speaker: str,
         run: str,
-        on_claim: Callable[[WakeClaim], None],
+        on_claim: Callable[[WakeClaim | WakePass], None],
         on_presence: Callable[[str, bool], None],
         username: str = "",
         password: str = "",
@@ -65,8 +72,9 @@ class MqttWakeClaims:
             self._client.connect_async(self.host, self.port, keepalive=30)
             self._client.loop_start()
 
-    def publish(self, claim: WakeClaim) -> bool:
-        """Send `claim` to the other speakers; False when the broker cannot be reached."""
+    def publish(self, claim: WakeClaim | WakePass) -> bool:
+        """Send `claim` (or a pass) to the other speakers; False when the broker cannot be
+        reached."""
         if not self.connected.is_set():
             return False
         info = self._client.publish(TOPIC, claim_json(claim), qos=0)
@@ -76,6 +84,7 @@ class MqttWakeClaims:
         if reason_code.is_failure:
             log.warning("wake arbitration: %s refused the connection: %s", self.url, reason_code)
             return
+        send_at_once(client)
         client.publish(self.presence, self.speaker, qos=1, retain=True)
         client.subscribe([(TOPIC, 0), (f"{PRESENCE}/+", 1)])
         self.connected.set()

@@ -26,6 +26,13 @@ a clearer one that yields to a first. So the speaker that heard the phrase first
 yield, waits on until each rival it knows of has decided, plays their decisions through
 from the claims it holds, and answers if they all yield (`breaks_the_silence`).
 
+A peer that hears nothing when a claim comes (no utterance open, none ended in the last
+`QUIET_S`) says so at once (a `WakePass`), so the claimant need not wait out its window
+for it: in a home whose speakers are in different rooms, that is every wake phrase. A
+speaker that passed on a phrase stays out of it (`SAME_PHRASE_S` after the last claim of
+it came): it claims it no more, passes on every claim of it, and yields a hearing of its
+own, so that no one who counted its pass meets it as a rival later.
+
 A speaker that cannot tell the others (no broker) answers: silence is the worse failure.
 """
 
@@ -41,7 +48,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from sori.core.clock import Clock, MonotonicClock
-from sori.core.events import WakeDetected
+from sori.core.events import Event, SpeechStarted, SpeechStopped, WakeDetected
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +58,11 @@ MAX_YIELDS = 16
 """Rivals one claim may name in `yields_to`; a claim naming more is not one."""
 MAX_KEPT_CLAIMS = 64
 """Rivals' claims kept at once; more within `SAME_PHRASE_S` is a flood, and the oldest go."""
+QUIET_S = 1.0
+"""A speaker passes on a claim (`WakePass`) only when no utterance of its own is open and
+none ended this long before: a bare phrase ends its utterance (`vad.stop_ms`, 500 ms)
+about when another speaker's claim of it comes (350-700 ms after the phrase), and its
+own wake event may still be on its way."""
 SAME_PHRASE_S = 2.0
 """A rival's claim of the phrase that arrived this long before this speaker heard it is of
 the same utterance: speakers that hear one phrase report it up to 1.35 s apart
@@ -77,7 +89,25 @@ class WakeClaim:
         return (self.snr_db, self.score, self.speaker)
 
 
-def claim_json(claim: WakeClaim) -> bytes:
+@dataclass(frozen=True, slots=True)
+class WakePass:
+    """A speaker that heard nothing when another's claim of `phrase` came: it will not
+    answer the phrase, so no one need wait for its claim. Never a rival."""
+
+    speaker: str
+    run: str
+    phrase: str
+
+
+def claim_json(claim: WakeClaim | WakePass) -> bytes:
+    if isinstance(claim, WakePass):
+        fields = {
+            "speaker": claim.speaker,
+            "run": claim.run,
+            "phrase": claim.phrase,
+            "passes": True,
+        }
+        return json.dumps(fields, ensure_ascii=False).encode()
     return json.dumps(
         {"speaker": claim.speaker, "run": claim.run, "phrase": claim.phrase,
          "snr_db": round(claim.snr_db, 2), "score": round(claim.score, 3),
@@ -86,9 +116,9 @@ def claim_json(claim: WakeClaim) -> bytes:
     ).encode()  # fmt: skip
 
 
-def read_claim(payload: bytes) -> WakeClaim | None:
-    """A claim from the topic, or None for anything that is not one (another program's
-    message, a damaged or hostile one): it is never a rival."""
+def read_claim(payload: bytes) -> WakeClaim | WakePass | None:
+    """A claim or a pass from the topic, or None for anything that is neither (another
+    program's message, a damaged or hostile one): it is never a rival."""
     if len(payload) > MAX_CLAIM_BYTES:
         return None
     try:
@@ -101,6 +131,8 @@ def read_claim(payload: bytes) -> WakeClaim | None:
     numbers = [data.get(k) for k in ("snr_db", "score")]
     if not all(isinstance(t, str) and t for t in texts):
         return None
+    if data.get("passes") is True:
+        return WakePass(*texts)  # type: ignore[arg-type]
     if not all(type(n) in (int, float) and math.isfinite(n) for n in numbers):
         return None
     yields_to = data.get("yields_to", [])
@@ -197,15 +229,16 @@ def breaks_the_silence(
 class Arbiter:
     """Decides, for each wake phrase this speaker hears, whether it answers (`decide`).
 
-    `publish` sends a claim to the other speakers and says whether it could; `heard` is
-    given theirs, from any thread."""
+    `publish` sends a claim or a pass to the other speakers and says whether it could;
+    `heard` is given theirs, from any thread; `hearing` is given this speaker's own hearing
+    events, so that it knows when it hears nothing (and passes)."""
 
     def __init__(
         self,
         speaker: str,
         run: str,
         window_ms: int,
-        publish: Callable[[WakeClaim], bool],
+        publish: Callable[[WakeClaim | WakePass], bool],
         clock: Clock | None = None,
     ) -> None:
         self.speaker, self.run = speaker, run
@@ -223,6 +256,16 @@ class Arbiter:
         """The runs of the other speakers online (`present`)."""
         self._waiting: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
         """Decisions waiting for claims, woken when one arrives."""
+        self._passes: deque[tuple[int, WakePass]] = deque(maxlen=MAX_KEPT_CLAIMS)
+        """Other speakers' passes with the clock time each arrived, oldest first."""
+        self._out: dict[str, int] = {}
+        """The phrases this speaker passed on, each with when it may claim it again."""
+        self._claimed: dict[str, int] = {}
+        """The phrases this speaker claimed, each with when it heard the latest."""
+        self._speaking = False
+        """An utterance of this speaker's own is open (`hearing`)."""
+        self._quiet_since_ns: int | None = None
+        """When its last utterance ended; None: none yet."""
 
     @property
     def peers(self) -> int:
@@ -241,9 +284,24 @@ class Arbiter:
                 self._peers.discard(run)
         self._wake_up()
 
-    def heard(self, claim: WakeClaim) -> None:
-        """Another speaker's claim arrived (paho's thread)."""
+    def hearing(self, event: Event) -> None:
+        """One of this speaker's own hearing events (a daemon listener): whether an
+        utterance is open, and when the last one ended."""
+        if isinstance(event, SpeechStarted | SpeechStopped):
+            with self._lock:
+                self._speaking = isinstance(event, SpeechStarted)
+                if not self._speaking:
+                    self._quiet_since_ns = self.clock.now_ns()
+
+    def heard(self, claim: WakeClaim | WakePass) -> None:
+        """Another speaker's claim or pass arrived (paho's thread). A claim that finds this
+        speaker hearing nothing, or out of the phrase, is passed on."""
         if claim.run == self.run:
+            return
+        if isinstance(claim, WakePass):
+            with self._lock:
+                self._passes.append((self.clock.now_ns(), claim))
+            self._wake_up()
             return
         if claim.speaker == self.speaker and claim.run not in self._twins:
             self._twins.add(claim.run)
@@ -253,7 +311,33 @@ class Arbiter:
             )  # fmt: skip
         with self._lock:
             self._claims.append((self.clock.now_ns(), claim))
+        if self._passes_on(claim.phrase):
+            self.publish(WakePass(self.speaker, self.run, claim.phrase))
         self._wake_up()
+
+    def _passes_on(self, phrase: str) -> bool:
+        """Whether this speaker passes on a claim of `phrase` that arrived now: it is out
+        of the phrase already, or hears nothing and has not claimed the phrase itself. It
+        stays out until `SAME_PHRASE_S` after now."""
+        now_ns = self.clock.now_ns()
+        with self._lock:
+            if self._out.get(phrase, 0) <= now_ns:
+                claimed_ns = self._claimed.get(phrase)
+                if claimed_ns is not None and now_ns - claimed_ns < SAME_PHRASE_S * 1e9:
+                    return False  # it heard the phrase too: it is deciding, or decided
+                if not self._quiet(now_ns):
+                    return False
+                if len(self._out) >= MAX_KEPT_CLAIMS:  # a flood of phrases: keep the live
+                    self._out = {p: until for p, until in self._out.items() if until > now_ns}
+                    if len(self._out) >= MAX_KEPT_CLAIMS:
+                        return False
+            self._out[phrase] = now_ns + int(SAME_PHRASE_S * 1e9)
+            return True
+
+    def _quiet(self, now_ns: int) -> bool:
+        """No utterance of this speaker's is open, and none ended within `QUIET_S`."""
+        since_ns = self._quiet_since_ns
+        return not self._speaking and (since_ns is None or now_ns - since_ns >= QUIET_S * 1e9)
 
     def _wake_up(self) -> None:
         for loop, arrived in list(self._waiting):
@@ -264,8 +348,19 @@ class Arbiter:
         claim outranks it or came first by over 3/4 of a window. Decided after `window_ms`,
         or once every peer online has claimed it; at once True when the others cannot be
         told. The first to hear it, about to yield, waits on until its rivals have
-        decided, to answer if they all yield (`breaks_the_silence`)."""
+        decided, to answer if they all yield (`breaks_the_silence`). False at once, with
+        no claim, while this speaker stays out of a phrase it passed on."""
         heard_ns = self.clock.now_ns()
+        with self._lock:
+            out = self._out.get(event.phrase, 0) > heard_ns
+            if not out:
+                self._claimed[event.phrase] = heard_ns
+        if out:
+            log.info(
+                "wake phrase %r: this speaker heard nothing when another claimed it, and "
+                "left it to that one", event.phrase,
+            )  # fmt: skip
+            return False
         first = yielding_to(event.phrase, heard_ns, self._claims_now(), self.window_ns)
         mine = WakeClaim(self.speaker, self.run, event.phrase, event.snr_db, event.score, first)
         if not self.publish(mine):
@@ -326,7 +421,9 @@ class Arbiter:
             if not self._peers:
                 return False  # none known: one may not have said it is online yet
             claimed = {c.run for _, c in of_phrase(mine.phrase, heard_ns, self._claims)}
-            return self._peers <= claimed
+            since_ns = heard_ns - int(SAME_PHRASE_S * 1e9)
+            passed = {p.run for at, p in self._passes if p.phrase == mine.phrase and at >= since_ns}
+            return self._peers <= claimed | passed
 
     def _claims_now(self) -> list[tuple[int, WakeClaim]]:
         """The rivals' claims kept, each with when it arrived (a copy: paho's thread adds)."""
