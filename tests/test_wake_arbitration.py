@@ -372,6 +372,21 @@ async def until(condition, timeout_s: float = 10.0) -> None:
         await asyncio.sleep(0.02)
 
 
+def run_speakers(main, living, kitchen, sub: Subscriber, broker: str):
+    """`main()` (40 s at most), then both speakers stopped: what it returned, and every
+    message `sub` saw on the `broker` until it fell quiet (retained ones cleared after)."""
+    try:
+        result = asyncio.run(asyncio.wait_for(main(), 40))
+    finally:
+        asyncio.run(living.close())
+        asyncio.run(kitchen.close())
+    try:
+        return result, sub.until_quiet()
+    finally:
+        sub.close()
+        clear_retained(broker)
+
+
 def test_two_speakers_that_hear_one_command_act_on_it_once(tmp_path, mosquitto):
     """ "소리야, 거실 불 켜줘" between the living room's speaker and the kitchen's: the
     living room heard it 9 dB clearer. Only the living room plays its tone, turns the
@@ -406,16 +421,9 @@ def test_two_speakers_that_hear_one_command_act_on_it_once(tmp_path, mosquitto):
         published = [sent_so_far(events[d]) for d in (living, kitchen)]
         return windows, published, living.health(), decided_s
 
-    try:
-        windows, published, health, decided_s = asyncio.run(asyncio.wait_for(main(), 40))
-    finally:
-        asyncio.run(living.close())
-        asyncio.run(kitchen.close())
-    try:
-        sent = sub.until_quiet()
-    finally:
-        sub.close()
-        clear_retained(mosquitto)
+    (windows, published, health, decided_s), sent = run_speakers(
+        main, living, kitchen, sub, mosquitto
+    )
     claims = [read_claim(payload.encode()) for topic, payload in sent if topic == TOPIC]
     assert sorted((type(c).__name__, c.speaker) for c in claims) == [
         ("WakeClaim", "kitchen"),
@@ -479,16 +487,7 @@ def test_a_speaker_that_hears_nothing_lets_the_other_answer_at_once(
         await asyncio.gather(living.drain(), kitchen.drain())
         return decided_s
 
-    try:
-        decided_s = asyncio.run(asyncio.wait_for(main(), 40))
-    finally:
-        asyncio.run(living.close())
-        asyncio.run(kitchen.close())
-    try:
-        sent = sub.until_quiet()
-    finally:
-        sub.close()
-        clear_retained(mosquitto)
+    decided_s, sent = run_speakers(main, living, kitchen, sub, mosquitto)
     said = [read_claim(payload.encode()) for topic, payload in sent if topic == TOPIC]
     assert [m for m in sent if m[0] == "sori/light/living_room/set"] == [
         ("sori/light/living_room/set", "ON")

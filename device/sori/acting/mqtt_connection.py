@@ -1,7 +1,7 @@
 """What every MQTT client of Sori's sets up the same way (the command handler, the state
 source, the discovery presence, the wake claims): the broker URL read, the client id
-chosen, paho imported with the fix in the error, the credentials and TLS applied to a
-client, and a clean leave that says goodbye."""
+chosen, paho imported with the fix in the error, a client prepared (credentials, TLS,
+small messages sent at once), and a clean leave that says goodbye."""
 
 from __future__ import annotations
 
@@ -87,21 +87,20 @@ def import_paho() -> ModuleType:
     return mqtt
 
 
-def authenticate(client: Any, tls: bool, username: str = "", password: str = "") -> None:
-    """The broker's user (when one is set) and TLS (mqtts://) on a paho client."""
+def prepare(client: Any, tls: bool, username: str = "", password: str = "") -> None:
+    """Set up a paho client before it connects: the broker's user (when one is set), TLS
+    (mqtts://), and small messages sent at once (`_send_at_once`)."""
     if username:
         client.username_pw_set(username, password or None)
     if tls:
         client.tls_set()
+    client.on_socket_open = _send_at_once
 
 
-def send_at_once(client: Any) -> None:
-    """Small messages leave `client`'s socket at once (TCP_NODELAY), called once it is
-    connected: otherwise a command or a wake claim sent while the broker has not yet
-    acknowledged the last packet waits for it, 40 ms on Linux (measured on loopback)."""
-    sock = client.socket()
-    if sock is None:
-        return
+def _send_at_once(client: Any, userdata: Any, sock: Any) -> None:
+    """TCP_NODELAY on a client's new socket: otherwise a command or a wake claim sent while
+    the broker has not yet acknowledged the last packet waits for it, 40 ms on Linux
+    (measured on loopback)."""
     with contextlib.suppress(OSError, AttributeError):  # a transport without the option
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 

@@ -13,14 +13,7 @@ import logging
 import threading
 from collections.abc import Callable
 
-from sori.acting.mqtt_connection import (
-    authenticate,
-    client_id_for,
-    import_paho,
-    leave,
-    parse_url,
-    send_at_once,
-)
+from sori.acting.mqtt_connection import client_id_for, import_paho, leave, parse_url, prepare
 from sori.serving.conversation.arbitration import WakeClaim, WakePass, claim_json, read_claim
 
 log = logging.getLogger(__name__)
@@ -56,7 +49,7 @@ class MqttWakeClaims:
         self._client = mqtt.Client(
             mqtt.CallbackAPIVersion.VERSION2, client_id=client_id_for(client_id, "claims")
         )
-        authenticate(self._client, tls, username, password)
+        prepare(self._client, tls, username, password)
         self._client.will_set(self.presence, b"", qos=1, retain=True)  # clears it
         self._client.reconnect_delay_set(min_delay=0.25, max_delay=5)  # type: ignore[arg-type]
         self._client.on_connect = self._on_connect
@@ -84,7 +77,6 @@ class MqttWakeClaims:
         if reason_code.is_failure:
             log.warning("wake arbitration: %s refused the connection: %s", self.url, reason_code)
             return
-        send_at_once(client)
         client.publish(self.presence, self.speaker, qos=1, retain=True)
         client.subscribe([(TOPIC, 0), (f"{PRESENCE}/+", 1)])
         self.connected.set()

@@ -26,14 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sori import __version__
-from sori.acting.mqtt_connection import (
-    authenticate,
-    client_id_for,
-    import_paho,
-    leave,
-    parse_url,
-    send_at_once,
-)
+from sori.acting.mqtt_connection import client_id_for, import_paho, leave, parse_url, prepare
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +69,7 @@ class MqttPresence:
         self._client = mqtt.Client(
             mqtt.CallbackAPIVersion.VERSION2, client_id=client_id_for(client_id, "presence")
         )
-        authenticate(self._client, tls, username, password)
+        prepare(self._client, tls, username, password)
         # The broker says "offline" for us when the connection dies without a goodbye.
         self._client.will_set(self.availability, OFFLINE, qos=1, retain=True)
         self._client.reconnect_delay_set(min_delay=0.25, max_delay=5)  # type: ignore[arg-type]
@@ -171,7 +164,6 @@ class MqttPresence:
         if reason_code.is_failure:
             log.warning("MQTT discovery: %s refused the connection: %s", self.url, reason_code)
             return
-        send_at_once(client)
         if self.per_entity:
             client.publish(self.config_topic, b"", qos=1, retain=True)  # no device config too
             for topic, entity in self.entity_configs().items():

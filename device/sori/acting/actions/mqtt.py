@@ -47,13 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sori.acting.actions.base import Command, NotConfirmed, Result
-from sori.acting.mqtt_connection import (
-    authenticate,
-    client_id_for,
-    import_paho,
-    parse_url,
-    send_at_once,
-)
+from sori.acting.mqtt_connection import client_id_for, import_paho, parse_url, prepare
 from sori.core.errors import BackendError, ConfigError
 
 log = logging.getLogger(__name__)
@@ -204,7 +198,7 @@ class MqttHandler:
         # paho guards its queue of unacknowledged messages with this lock and holds it while
         # it answers PUBREC with PUBREL; withdrawing under it makes the two exclusive.
         self._lock = self._client._out_message_mutex
-        authenticate(self._client, tls, username, password)
+        prepare(self._client, tls, username, password)
         # quick after the reset that follows a withdrawal; at most 5 s on a LAN broker
         self._client.reconnect_delay_set(min_delay=0.25, max_delay=5)  # type: ignore[arg-type]
         self._client.on_connect = self._on_connect
@@ -218,7 +212,6 @@ class MqttHandler:
         if reason_code.is_failure:
             log.warning("MQTT broker %s refused the connection: %s", self.url, reason_code)
             return
-        send_at_once(client)
         log.info("MQTT connected to %s", self.url)
         self._connected.set()
 

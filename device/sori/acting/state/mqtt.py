@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Mapping
 
-from sori.acting.mqtt_connection import authenticate, client_id_for, import_paho
+from sori.acting.mqtt_connection import client_id_for, import_paho, prepare
 from sori.acting.state.base import Reading, parse_payload
 from sori.core.errors import BackendError
 from sori.core.home import Device
@@ -71,7 +71,7 @@ class MqttStateSource:
         self._client = mqtt.Client(
             mqtt.CallbackAPIVersion.VERSION2, client_id=client_id_for(client_id, "state")
         )
-        authenticate(self._client, tls, username, password)
+        prepare(self._client, tls, username, password)
         self._client.reconnect_delay_set(0.2, 5)
         self._client.on_connect = self._on_connect
         self._client.on_disconnect = self._on_disconnect
