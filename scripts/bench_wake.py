@@ -46,14 +46,16 @@
   speakers `FAINTER_DB` fainter over the same noise: each one's `snr_db` (null: missed),
   how much lower a fainter hearing reads, the share of pairs that both woke in which
   the nearer speaker ranks first, and how far apart in time the speakers that woke
-  reported the phrase (on the replay clock). Then each row's four speakers arbitrate as
-  `[wake] arbitrate` does (`rival_that_answers`, every one online, each claim arriving
-  `NET_MS` later), for several windows: how often the nearest that woke answers alone,
-  another alone, two at once, or none. Then again in `MOVES` replays of each row, each
-  speaker's report moved by up to `MOVED_MS` either way and each claim `MOVED_NET_MS` in
-  transit: with the rules as built, and as if no speaker broke a silence
-  (`breaks_the_silence`: the first to hear the phrase answers when every speaker would
-  yield to another), and how long the one that answered waited.
+  reported the phrase (on the replay clock); how many speakers, of those that woke and of
+  those that did not, would have passed on the first rival's claim (`passes_on`: hearing
+  nothing then, they leave the phrase to the others). Then each row's four speakers
+  arbitrate as `[wake] arbitrate` does (`rival_that_answers`, every one online, each
+  claim arriving `NET_MS` later), for several windows: how often the nearest that woke
+  answers alone, another alone, two at once, or none. Then again in `MOVES` replays of
+  each row, each speaker's report moved by up to `MOVED_MS` either way and each claim
+  `MOVED_NET_MS` in transit: with the rules as built, and as if no speaker broke a
+  silence (`breaks_the_silence`: the first to hear the phrase answers when every speaker
+  would yield to another), and how long the one that answered waited.
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ import numpy as np
 
 from sori.assemble.hearing import build_hearing
 from sori.assemble.wake import build_wake_detector
+from sori.core.clock import FakeClock
 from sori.core.config import Config
 from sori.core.config.sections import VoskConfig
 from sori.core.events import WakeDetected, WakeHeard
@@ -92,6 +95,7 @@ from sori.hearing.audio.format import RATE_HZ, AudioFrame
 from sori.hearing.pacing import ReplayClock, replay
 from sori.hearing.wake_gate import NeverOpen
 from sori.serving.conversation.arbitration import (
+    Arbiter,
     WakeClaim,
     breaks_the_silence,
     heard_first,
@@ -149,15 +153,34 @@ def frames_of(audio: np.ndarray, frame_ms: int):
 
 def hear(config: Config, detector, audio: np.ndarray) -> tuple[list[WakeDetected], float, int]:
     """(detections, CPU seconds, wake busy ns) of `audio` through VAD and the detector."""
+    events, cpu_s, busy_ns = hear_events(config, detector, audio)
+    return [e for e in events if isinstance(e, WakeDetected)], cpu_s, busy_ns
+
+
+def hear_events(config: Config, detector, audio: np.ndarray) -> tuple[list, float, int]:
+    """(every hearing event, CPU seconds, wake busy ns) of `audio` through VAD and the
+    detector."""
     clock = ReplayClock()
     hearing = build_hearing(config, None, None, clock, 0, detector, NeverOpen())
     cpu = time.process_time()
-    found = [
-        e
-        for e in replay(frames_of(audio, config.audio.frame_ms), hearing, clock)
-        if isinstance(e, WakeDetected)
-    ]
-    return found, time.process_time() - cpu, hearing.wake_busy_ns
+    events = list(replay(frames_of(audio, config.audio.frame_ms), hearing, clock))
+    return events, time.process_time() - cpu, hearing.wake_busy_ns
+
+
+def passes_on(events: list, phrase: str, claim_ns: int) -> bool:
+    """Whether a speaker that heard `events` passes on another's claim of `phrase` that
+    reaches it at `claim_ns` (the arbiter's own rule, `Arbiter.heard`, fed the events up
+    to then on a clock that follows them)."""
+    clock, passed = FakeClock(0), []
+    arbiter = Arbiter("here", "run-here", 250, lambda m: passed.append(m) or True, clock)
+    for event in events:
+        if event.t_ns > claim_ns:
+            break
+        clock.advance_ns(max(0, event.t_ns - clock.now_ns()))
+        arbiter.hearing(event)
+    clock.advance_ns(max(0, claim_ns - clock.now_ns()))
+    arbiter.heard(WakeClaim("there", "run-there", phrase, 0.0, 0.0))
+    return bool(passed)
 
 
 def non_wake_stream(clips, minutes: float, rng) -> list[np.ndarray]:
@@ -494,16 +517,30 @@ def nearer_trials(base: Config, clips, openers: dict[str, str], rng) -> dict:
     heard: dict[str, list[float | None]] = {}
     spreads_ms: list[float] = []  # per row: the last speaker's wake event after the first's
     events: list[list[WakeDetected | None]] = []  # per row, per speaker: its wake event
+    passing: dict[str, list[bool]] = {"woke": [], "missed": []}  # see `passes_on`
     for name, _, speech in clips:
         if name not in openers:
             continue
         for kind, snr_db in (("pink", 25), ("babble", 25), ("pink", 15), ("babble", 15)):
             noise = noisy(speech, kind, snr_db, rng, voices[:6]) - speech
             woke: list[WakeDetected | None] = []
+            heard_events = []  # per speaker: everything it heard
             for fainter_db in FAINTER_DB:
                 audio = speech * 10 ** (-fainter_db / 20) + noise
-                own = [e for e in hear(config, detector, audio)[0] if e.phrase == openers[name]]
+                heard_events.append(hear_events(config, detector, audio)[0])
+                own = [
+                    e
+                    for e in heard_events[-1]
+                    if isinstance(e, WakeDetected) and e.phrase == openers[name]
+                ]
                 woke.append(own[0] if own else None)
+            for i, seen in enumerate(heard_events):  # when the first rival's claim comes
+                rivals_ns = [e.t_ns for j, e in enumerate(woke) if e and j != i]
+                if rivals_ns:
+                    first_ns = min(rivals_ns) + NET_MS * 1_000_000
+                    passing["woke" if woke[i] else "missed"].append(
+                        passes_on(seen, openers[name], first_ns)
+                    )
             heard[f"{openers[name]} {kind} {snr_db}"] = [
                 round(e.snr_db, 1) if e else None for e in woke
             ]
@@ -566,6 +603,9 @@ def nearer_trials(base: Config, clips, openers: dict[str, str], rng) -> dict:
         ]
         if spreads_ms
         else None,
+        "passed_on_the_first_rivals_claim": {
+            heard: f"{sum(passed)} of {len(passed)}" for heard, passed in passing.items()
+        },
         "answered_by_window_ms": {
             window_ms: dict(Counter(arbitrated(woke, window_ms)[0] for woke in woke_rows))
             for window_ms in WINDOWS_MS
