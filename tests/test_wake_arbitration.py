@@ -261,6 +261,19 @@ def test_a_speaker_that_passed_stays_out_of_the_phrase():
     assert [type(c) for c in sent[2:]] == [WakeClaim]
 
 
+def test_a_flood_of_claims_gets_one_pass_a_second():
+    clock = FakeClock(10**12)
+    sent = []
+    judge = Arbiter("kitchen", "run-kitchen", WINDOW_MS, lambda c: sent.append(c) or True, clock)
+    for i in range(50):  # 50 claims in half a second: one pass, which counts for 2 s
+        judge.heard(rival(f"speaker{i}", 12.0))
+        clock.advance_ns(10 * MS)
+    assert len(sent) == 1
+    clock.advance_ns(500 * MS)
+    judge.heard(rival("living", 12.0))  # a second after the pass: sent again
+    assert len(sent) == 2
+
+
 @pytest.mark.parametrize(
     ("passed", "waits"),
     [

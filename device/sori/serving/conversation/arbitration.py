@@ -63,6 +63,9 @@ QUIET_S = 1.0
 none ended this long before: a bare phrase ends its utterance (`vad.stop_ms`, 500 ms)
 about when another speaker's claim of it comes (350-700 ms after the phrase), and its
 own wake event may still be on its way."""
+PASS_AGAIN_S = 1.0
+"""A speaker out of a phrase sends its pass again on a claim this long after the last: a
+claimant counts passes of the `SAME_PHRASE_S` before it heard the phrase."""
 SAME_PHRASE_S = 2.0
 """A rival's claim of the phrase that arrived this long before this speaker heard it is of
 the same utterance: speakers that hear one phrase report it up to 1.35 s apart
@@ -258,8 +261,9 @@ class Arbiter:
         """Decisions waiting for claims, woken when one arrives."""
         self._passes: deque[tuple[int, WakePass]] = deque(maxlen=MAX_KEPT_CLAIMS)
         """Other speakers' passes with the clock time each arrived, oldest first."""
-        self._out: dict[str, int] = {}
-        """The phrases this speaker passed on, each with when it may claim it again."""
+        self._out: dict[str, tuple[int, int]] = {}
+        """The phrases this speaker passed on, each with when it may claim it again and
+        when it last sent a pass."""
         self._claimed: dict[str, int] = {}
         """The phrases this speaker claimed, each with when it heard the latest."""
         self._speaking = False
@@ -316,23 +320,29 @@ class Arbiter:
         self._wake_up()
 
     def _passes_on(self, phrase: str) -> bool:
-        """Whether this speaker passes on a claim of `phrase` that arrived now: it is out
-        of the phrase already, or hears nothing and has not claimed the phrase itself. It
-        stays out until `SAME_PHRASE_S` after now."""
+        """Whether this speaker sends a pass on a claim of `phrase` that arrived now: it
+        is out of the phrase already, or hears nothing and has not claimed the phrase
+        itself. It stays out until `SAME_PHRASE_S` after now. A pass counts for
+        `SAME_PHRASE_S`, so one is sent again only `PASS_AGAIN_S` after the last, however
+        many claims come."""
         now_ns = self.clock.now_ns()
         with self._lock:
-            if self._out.get(phrase, 0) <= now_ns:
+            until_ns, passed_ns = self._out.get(phrase, (0, None))
+            if until_ns <= now_ns:
+                passed_ns = None
                 claimed_ns = self._claimed.get(phrase)
                 if claimed_ns is not None and now_ns - claimed_ns < SAME_PHRASE_S * 1e9:
                     return False  # it heard the phrase too: it is deciding, or decided
                 if not self._quiet(now_ns):
                     return False
                 if len(self._out) >= MAX_KEPT_CLAIMS:  # a flood of phrases: keep the live
-                    self._out = {p: until for p, until in self._out.items() if until > now_ns}
+                    self._out = {p: out for p, out in self._out.items() if out[0] > now_ns}
                     if len(self._out) >= MAX_KEPT_CLAIMS:
                         return False
-            self._out[phrase] = now_ns + int(SAME_PHRASE_S * 1e9)
-            return True
+            again = passed_ns is None or now_ns - passed_ns >= PASS_AGAIN_S * 1e9
+            sent_ns = now_ns if again else passed_ns
+            self._out[phrase] = (now_ns + int(SAME_PHRASE_S * 1e9), sent_ns)
+            return again
 
     def _quiet(self, now_ns: int) -> bool:
         """No utterance of this speaker's is open, and none ended within `QUIET_S`."""
@@ -352,7 +362,7 @@ class Arbiter:
         no claim, while this speaker stays out of a phrase it passed on."""
         heard_ns = self.clock.now_ns()
         with self._lock:
-            out = self._out.get(event.phrase, 0) > heard_ns
+            out = self._out.get(event.phrase, (0, 0))[0] > heard_ns
             if not out:
                 self._claimed[event.phrase] = heard_ns
         if out:
