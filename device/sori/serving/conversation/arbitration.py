@@ -14,12 +14,14 @@ phrase was made by a speaker whose window may end before this one's claim reache
 answers (it may have seen no rival), so this one yields to it, whatever the ranks, and
 says so in its own claim (`yields_to`), so that the rival, if it does see the claim,
 does not yield to this one in turn. Both answer only when a claim takes over an eighth
-of the window to travel (a home's broker takes milliseconds).
+of the window to travel (a home's broker takes milliseconds, and 40 ms more where it
+holds small messages back: mosquitto's `set_tcp_nodelay`).
 
 Each speaker also says it is online (`present`), so a speaker knows its peers: once every
 one of them has claimed the phrase, no claim is left to wait for, and it decides then
 rather than at the window's end (the common case of two speakers that both heard it). A
-peer that did not hear the phrase sends no claim, so then the window is waited out.
+peer that heard the talker but not the phrase sends no claim, so then the window is
+waited out; one that heard nothing passes (below).
 
 These rules can leave every speaker yielding to another: three in a ring, each yielding to
 a clearer one that yields to a first. So the speaker that heard the phrase first, about to
@@ -30,8 +32,9 @@ A peer that hears nothing when a claim comes (no utterance open, none ended in t
 `QUIET_S`) says so at once (a `WakePass`), so the claimant need not wait out its window
 for it: in a home whose speakers are in different rooms, that is every wake phrase. A
 speaker that passed on a phrase stays out of it (`SAME_PHRASE_S` after the last claim of
-it came): it claims it no more, passes on every claim of it, and yields a hearing of its
-own, so that no one who counted its pass meets it as a rival later.
+it came): it claims it no more, passes on every claim of it (once a second at most), and
+yields a hearing of its own, so that no one who counted its pass meets it as a rival
+later.
 
 A speaker that cannot tell the others (no broker) answers: silence is the worse failure.
 """
