@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from faults import Relay
 from sori.cli import main
 from sori.core.config import Config, parse_config
 from sori.provisioning import doctor
@@ -73,6 +74,46 @@ def test_the_broker_is_checked_when_no_device_but_the_speaker_itself_uses_it(use
     settings = {**uses_the_broker, "mqtt": {**uses_the_broker.get("mqtt", {}), **url}}
     (check,) = doctor.check_reachable(parse_config(settings), set())
     assert check.name == "mqtt" and not check.ok and "127.0.0.1:1" in check.detail
+
+
+@pytest.mark.parametrize(
+    ("delay_s", "window_ms", "ok"),
+    [(0.0, 250, True), (0.015, 150, False)],
+    ids=["a broker at hand", "15 ms each way at a 150 ms window"],
+)
+def test_arbitration_times_the_broker_against_an_eighth_of_the_window(
+    mosquitto, delay_s, window_ms, ok
+):
+    """A claim that takes over an eighth of the window to travel can make two speakers
+    answer one phrase: the broker is timed, here behind a relay that delays each way."""
+    port = int(mosquitto.rsplit(":", 1)[1])
+    relay = Relay(port, delay_s)
+    try:
+        config = parse_config({
+            "mqtt": {"url": relay.url},
+            "wake": {"arbitrate": True, "arbitrate_window_ms": window_ms},
+        })  # fmt: skip
+        check = doctor.check_arbitration(config, probes=3)
+    finally:
+        relay.close()
+    assert check is not None and check.name == "wake arbitration"
+    assert check.ok is ok, check.detail
+    assert f"an eighth of the {window_ms} ms window is {window_ms / 8:.0f} ms" in check.detail
+    if not ok:
+        assert "set_tcp_nodelay" in check.fix and "arbitrate_window_ms" in check.fix
+    assert doctor.check_arbitration(parse_config({"mqtt": {"url": relay.url}})) is None
+
+
+def test_arbitration_with_the_broker_down_fails_once(tmp_path, capsys):
+    config = tmp_path / "sori.toml"
+    config.write_text('[mqtt]\nurl = "mqtt://127.0.0.1:1"\n\n[wake]\narbitrate = true\n')
+    main(["doctor", "--json", "--no-self-test", "--config", str(config),
+          "--dir", str(tmp_path / "models")])  # fmt: skip
+    rows = {r["name"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
+    assert not rows["mqtt"]["ok"]
+    assert "wake arbitration" not in rows  # the broker's own check says it
+    (check,) = [doctor.check_arbitration(parse_config(tomllib.loads(config.read_text())))]
+    assert not check.ok and "127.0.0.1:1" in check.detail and "[mqtt] url" in check.fix
 
 
 def test_self_test_times_the_pipeline_on_a_synthetic_clip(tmp_path):

@@ -71,7 +71,11 @@ def run(args: argparse.Namespace) -> int:
             checks.append(echo)
         checks.append(doctor.check_models(config, models_dir))
         uses = {d.handler for d in getattr(config.home, "devices", [])}
-        checks += doctor.check_reachable(config, uses)
+        reachable = doctor.check_reachable(config, uses)
+        checks += reachable
+        broker_down = any(c.name == "mqtt" and not c.ok for c in reachable)
+        if not broker_down and (arbitration := doctor.check_arbitration(config)) is not None:
+            checks.append(arbitration)
         if not args.no_self_test:
             checks.append(_self_test(config, args.clip))
     for check in checks:

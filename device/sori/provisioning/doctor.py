@@ -11,6 +11,8 @@ import importlib.metadata
 import logging
 import os
 import platform
+import queue
+import secrets
 import shutil
 import socket
 import subprocess
@@ -34,6 +36,10 @@ MIN_MEMORY_MB = 1024
 MIN_DISK_MB = 1024
 """Least free disk where models live, in MB."""
 CONNECT_TIMEOUT_S = 1.0
+ARBITRATION_PROBES = 8
+"""Messages timed through the broker for `check_arbitration`, `PROBE_GAP_S` apart (as
+wake phrases come: alone, not in a burst)."""
+PROBE_GAP_S = 0.2
 """Timeout of each reachability probe, in seconds."""
 PACKAGES = (
     "sori",
@@ -302,6 +308,89 @@ def check_reachable(config: Config, uses: set[str]) -> list[Check]:
                 )
             )
     return checks
+
+
+def check_arbitration(config: Config, probes: int = ARBITRATION_PROBES) -> Check | None:
+    """With `[wake] arbitrate`: how long a message takes through the broker and back,
+    against an eighth of the window, since a claim slower than that can make two speakers
+    answer one phrase (docs/hearing.md, "Several speakers in one home"). None without
+    arbitration; a failed check when the broker cannot be timed."""
+    if not config.wake.arbitrate:
+        return None
+    bound_ms = config.wake.arbitrate_window_ms / 8
+    try:
+        trips = broker_round_trips_ms(config, probes)
+    except (OSError, TimeoutError, ConnectionError) as exc:
+        return Check(
+            "wake arbitration",
+            False,
+            f"could not time a message through {config.mqtt.url}: {exc}",
+            "start the broker, or fix [mqtt] url and its user",
+        )
+    detail = (
+        f"a message through {config.mqtt.url} and back: {sorted(trips)[len(trips) // 2]:.1f} "
+        f"ms median, {max(trips):.1f} ms at most ({probes} probes); an eighth of the "
+        f"{config.wake.arbitrate_window_ms} ms window is {bound_ms:.0f} ms"
+    )
+    if max(trips) > bound_ms:
+        return Check(
+            "wake arbitration",
+            False,
+            detail + ": two speakers may both answer",
+            "put the broker on the speakers' network, give mosquitto 'set_tcp_nodelay "
+            "true', or raise [wake] arbitrate_window_ms",
+        )
+    return Check("wake arbitration", True, detail)
+
+
+def broker_round_trips_ms(config: Config, probes: int) -> list[float]:
+    """Publish `probes` small messages (QoS 0, on a topic of this check's own) and time
+    each one's return from the broker, in ms."""
+    from sori.acting.mqtt_connection import client_id_for, import_paho, parse_url, prepare
+
+    mqtt = import_paho()
+    m = config.mqtt
+    host, port, tls = parse_url(m.url)
+    topic = f"sori/wake/probe/{secrets.token_hex(4)}"
+    client = mqtt.Client(
+        mqtt.CallbackAPIVersion.VERSION2, client_id=client_id_for(m.client_id, "probe")
+    )
+    prepare(client, tls, m.username, os.environ.get(m.password_env, ""))
+    arrived: queue.Queue[float] = queue.Queue()
+    ready: queue.Queue[str] = queue.Queue()
+
+    def connected(client, userdata, flags, reason_code, properties=None) -> None:  # noqa: ANN001
+        if reason_code.is_failure:
+            ready.put(f"the broker refused the connection: {reason_code}")
+        else:
+            client.subscribe(topic, 0)
+
+    client.on_connect = connected
+    client.on_subscribe = lambda *args: ready.put("")
+    client.on_message = lambda *args: arrived.put(time.perf_counter())
+    client.connect_timeout = CONNECT_TIMEOUT_S
+    client.connect(host, port, keepalive=10)
+    client.loop_start()
+    try:
+        try:
+            refused = ready.get(timeout=3 * CONNECT_TIMEOUT_S)
+        except queue.Empty:
+            raise TimeoutError("the broker did not answer") from None
+        if refused:
+            raise ConnectionError(refused)
+        trips = []
+        for _ in range(probes):
+            sent = time.perf_counter()
+            client.publish(topic, b"probe", qos=0)
+            try:
+                trips.append((arrived.get(timeout=2.0) - sent) * 1000)
+            except queue.Empty:
+                raise TimeoutError("a message did not come back within 2 s") from None
+            time.sleep(PROBE_GAP_S)
+        return trips
+    finally:
+        client.disconnect()
+        client.loop_stop()
 
 
 def synthetic_clip(path: Path, seconds: float = 3.0, rate: int = 16000) -> Path:
