@@ -49,6 +49,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from sori.core.clock import Clock, MonotonicClock
 from sori.core.events import Event, SpeechStarted, SpeechStopped, WakeDetected
@@ -105,6 +106,10 @@ class WakePass:
     phrase: str
 
 
+Said = TypeVar("Said", WakeClaim, WakePass)
+"""What a speaker tells the others of a phrase: a claim, or a pass."""
+
+
 def claim_json(claim: WakeClaim | WakePass) -> bytes:
     if isinstance(claim, WakePass):
         fields = {
@@ -150,10 +155,10 @@ def read_claim(payload: bytes) -> WakeClaim | WakePass | None:
 
 
 def of_phrase(
-    phrase: str, heard_ns: int, claims: Iterable[tuple[int, WakeClaim]]
-) -> list[tuple[int, WakeClaim]]:
-    """The `claims` (each with when it arrived) of `phrase` heard here at `heard_ns`: those
-    that arrived after `SAME_PHRASE_S` before it. Pure."""
+    phrase: str, heard_ns: int, claims: Iterable[tuple[int, Said]]
+) -> list[tuple[int, Said]]:
+    """The `claims` or passes (each with when it arrived) of `phrase` heard here at
+    `heard_ns`: those that arrived after `SAME_PHRASE_S` before it. Pure."""
     since = heard_ns - int(SAME_PHRASE_S * 1e9)
     return [(at, c) for at, c in claims if c.phrase == phrase and at >= since]
 
@@ -330,9 +335,8 @@ class Arbiter:
         many claims come."""
         now_ns = self.clock.now_ns()
         with self._lock:
-            until_ns, passed_ns = self._out.get(phrase, (0, None))
-            if until_ns <= now_ns:
-                passed_ns = None
+            passed_ns = self._out[phrase][1] if self._out_of(phrase, now_ns) else None
+            if passed_ns is None:
                 claimed_ns = self._claimed.get(phrase)
                 if claimed_ns is not None and now_ns - claimed_ns < SAME_PHRASE_S * 1e9:
                     return False  # it heard the phrase too: it is deciding, or decided
@@ -346,6 +350,10 @@ class Arbiter:
             sent_ns = now_ns if again else passed_ns
             self._out[phrase] = (now_ns + int(SAME_PHRASE_S * 1e9), sent_ns)
             return again
+
+    def _out_of(self, phrase: str, now_ns: int) -> bool:
+        """This speaker passed on `phrase` and stays out of it now (under the lock)."""
+        return phrase in self._out and self._out[phrase][0] > now_ns
 
     def _quiet(self, now_ns: int) -> bool:
         """No utterance of this speaker's is open, and none ended within `QUIET_S`."""
@@ -365,7 +373,7 @@ class Arbiter:
         no claim, while this speaker stays out of a phrase it passed on."""
         heard_ns = self.clock.now_ns()
         with self._lock:
-            out = self._out.get(event.phrase, (0, 0))[0] > heard_ns
+            out = self._out_of(event.phrase, heard_ns)
             if not out:
                 self._claimed[event.phrase] = heard_ns
         if out:
@@ -434,8 +442,7 @@ class Arbiter:
             if not self._peers:
                 return False  # none known: one may not have said it is online yet
             claimed = {c.run for _, c in of_phrase(mine.phrase, heard_ns, self._claims)}
-            since_ns = heard_ns - int(SAME_PHRASE_S * 1e9)
-            passed = {p.run for at, p in self._passes if p.phrase == mine.phrase and at >= since_ns}
+            passed = {p.run for _, p in of_phrase(mine.phrase, heard_ns, self._passes)}
             return self._peers <= claimed | passed
 
     def _claims_now(self) -> list[tuple[int, WakeClaim]]:
