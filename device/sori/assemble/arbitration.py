@@ -38,5 +38,5 @@ def attach_arbitration(config: Config, daemon: Daemon) -> None:
         "speaker": m.node_id, "window_ms": window_ms, "connected": claims.connected.is_set(),
         "peers": arbiter.peers,
     }  # fmt: skip
-    daemon.starters.append(claims.start)
+    daemon.starters += [arbiter.start, claims.start]
     daemon.closers.append(close)

@@ -20,8 +20,7 @@ holds small messages back: mosquitto's `set_tcp_nodelay`).
 Each speaker also says it is online (`present`), so a speaker knows its peers: once every
 one of them has claimed the phrase, no claim is left to wait for, and it decides then
 rather than at the window's end (the common case of two speakers that both heard it). A
-peer that heard the talker but not the phrase sends no claim, so then the window is
-waited out; one that heard nothing passes (below).
+peer that heard nothing, or not the phrase, passes (below).
 
 These rules can leave every speaker yielding to another: three in a ring, each yielding to
 a clearer one that yields to a first. So the speaker that heard the phrase first, about to
@@ -34,7 +33,12 @@ for it: in a home whose speakers are in different rooms, that is every wake phra
 speaker that passed on a phrase stays out of it (`SAME_PHRASE_S` after the last claim of
 it came): it claims it no more, passes on every claim of it (once a second at most), and
 yields a hearing of its own, so that no one who counted its pass meets it as a rival
-later.
+later. A peer that hears speech when a claim comes (a TV in its room, the talker too faint
+for the phrase) may yet hear the phrase in it, so it passes only once it has not for 3/4
+of a window after the claim came: had it heard it later, it would have yielded to that
+claim anyway (see above), so the pass changes nothing it decides. The claimant is told a
+quarter of a window early, and no speaker yields to a claim of it that would itself have
+yielded.
 
 A speaker that cannot tell the others (no broker) answers: silence is the worse failure.
 """
@@ -42,6 +46,7 @@ A speaker that cannot tell the others (no broker) answers: silence is the worse 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import math
@@ -242,7 +247,9 @@ class Arbiter:
 
     `publish` sends a claim or a pass to the other speakers and says whether it could;
     `heard` is given theirs, from any thread; `hearing` is given this speaker's own hearing
-    events, so that it knows when it hears nothing (and passes)."""
+    events, so that it knows when it hears nothing (and passes). `start`, on the loop
+    `decide` runs on, lets it pass late (`pass_unheard`) on claims that found it hearing
+    speech."""
 
     def __init__(
         self,
@@ -278,6 +285,15 @@ class Arbiter:
         """An utterance of this speaker's own is open (`hearing`)."""
         self._quiet_since_ns: int | None = None
         """When its last utterance ended; None: none yet."""
+        self._unheard: dict[str, int] = {}
+        """The phrases others claimed while this speaker heard speech, each with when the
+        first claim came: it passes late on those it does not hear (`pass_unheard`)."""
+        self._loop: asyncio.AbstractEventLoop | None = None
+        """The loop `pass_unheard` is called on (`start`); None: only when called."""
+
+    def start(self) -> None:
+        """Pass late, from now on, on the running loop (`pass_unheard`)."""
+        self._loop = asyncio.get_running_loop()
 
     @property
     def peers(self) -> int:
@@ -307,7 +323,8 @@ class Arbiter:
 
     def heard(self, claim: WakeClaim | WakePass) -> None:
         """Another speaker's claim or pass arrived (paho's thread). A claim that finds this
-        speaker hearing nothing, or out of the phrase, is passed on."""
+        speaker hearing nothing, or out of the phrase, is passed on; one that finds it
+        hearing speech, late, unless it hears the phrase (`pass_unheard`)."""
         if claim.run == self.run:
             return
         if isinstance(claim, WakePass):
@@ -325,6 +342,10 @@ class Arbiter:
             self._claims.append((self.clock.now_ns(), claim))
         if self._passes_on(claim.phrase):
             self.publish(WakePass(self.speaker, self.run, claim.phrase))
+        elif self._may_pass_late(claim.phrase) and self._loop is not None:
+            late_s = self.window_ns * 3 / 4 / 1e9
+            with contextlib.suppress(RuntimeError):  # the loop closed: the daemon stopped
+                self._loop.call_soon_threadsafe(self._loop.call_later, late_s, self.pass_unheard)
         self._wake_up()
 
     def _passes_on(self, phrase: str) -> bool:
@@ -340,16 +361,59 @@ class Arbiter:
                 claimed_ns = self._claimed.get(phrase)
                 if claimed_ns is not None and now_ns - claimed_ns < SAME_PHRASE_S * 1e9:
                     return False  # it heard the phrase too: it is deciding, or decided
-                if not self._quiet(now_ns):
+                if not self._quiet(now_ns) or not self._room_to_stay_out(now_ns):
                     return False
-                if len(self._out) >= MAX_KEPT_CLAIMS:  # a flood of phrases: keep the live
-                    self._out = {p: out for p, out in self._out.items() if out[0] > now_ns}
-                    if len(self._out) >= MAX_KEPT_CLAIMS:
-                        return False
             again = passed_ns is None or now_ns - passed_ns >= PASS_AGAIN_S * 1e9
             sent_ns = now_ns if again else passed_ns
             self._out[phrase] = (now_ns + int(SAME_PHRASE_S * 1e9), sent_ns)
             return again
+
+    def _may_pass_late(self, phrase: str) -> bool:
+        """Whether a claim of `phrase` that arrived now, and was not passed on, is one to
+        pass on late: this speaker has not claimed the phrase (it hears speech). Only the
+        first claim of a phrase counts, the one this speaker would yield to."""
+        now_ns = self.clock.now_ns()
+        same_ns = SAME_PHRASE_S * 1e9
+        with self._lock:
+            if self._out_of(phrase, now_ns):
+                return False
+            if now_ns - self._unheard.get(phrase, now_ns - same_ns) < same_ns:
+                return False  # an earlier claim of it counts
+            if now_ns - self._claimed.get(phrase, now_ns - same_ns) < same_ns:
+                return False  # it heard the phrase too
+            if len(self._unheard) >= MAX_KEPT_CLAIMS:  # a flood of phrases
+                return False
+            self._unheard[phrase] = now_ns
+            return True
+
+    def pass_unheard(self) -> None:
+        """Pass on each phrase whose first claim came 3/4 of a window ago or more, and that
+        this speaker has not heard since: any hearing of it from now on yields to that
+        claim (`yielding_to`), so the pass changes no decision, and the claimant need not
+        wait out its window for this speaker. It stays out of the phrase until
+        `SAME_PHRASE_S` after the claim came, when it would no longer have yielded."""
+        now_ns = self.clock.now_ns()
+        late_ns = self.window_ns * 3 // 4
+        passing = []
+        with self._lock:
+            for phrase, came_ns in list(self._unheard.items()):
+                if now_ns - came_ns < late_ns:
+                    continue
+                del self._unheard[phrase]
+                heard_it = self._claimed.get(phrase, came_ns - 1) >= came_ns
+                if heard_it or self._out_of(phrase, now_ns) or not self._room_to_stay_out(now_ns):
+                    continue  # it claimed the phrase, or passed on a later claim of it
+                self._out[phrase] = (came_ns + int(SAME_PHRASE_S * 1e9), now_ns)
+                passing.append(phrase)
+        for phrase in passing:
+            self.publish(WakePass(self.speaker, self.run, phrase))
+
+    def _room_to_stay_out(self, now_ns: int) -> bool:
+        """Whether this speaker may stay out of one more phrase (under the lock): in a
+        flood of phrases, only those it is out of now are kept."""
+        if len(self._out) >= MAX_KEPT_CLAIMS:
+            self._out = {p: out for p, out in self._out.items() if out[0] > now_ns}
+        return len(self._out) < MAX_KEPT_CLAIMS
 
     def _out_of(self, phrase: str, now_ns: int) -> bool:
         """This speaker passed on `phrase` and stays out of it now (under the lock)."""
@@ -378,8 +442,8 @@ class Arbiter:
                 self._claimed[event.phrase] = heard_ns
         if out:
             log.info(
-                "wake phrase %r: this speaker heard nothing when another claimed it, and "
-                "left it to that one", event.phrase,
+                "wake phrase %r: this speaker had not heard it when another claimed it, "
+                "and left it to that one", event.phrase,
             )  # fmt: skip
             return False
         first = yielding_to(event.phrase, heard_ns, self._claims_now(), self.window_ns)
