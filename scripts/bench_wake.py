@@ -53,9 +53,10 @@
   claim arriving `NET_MS` later), for several windows: how often the nearest that woke
   answers alone, another alone, two at once, or none. Then again in `MOVES` replays of
   each row, each speaker's report moved by up to `MOVED_MS` either way and each claim
-  `MOVED_NET_MS` in transit: with the rules as built, and as if no speaker broke a
-  silence (`breaks_the_silence`: the first to hear the phrase answers when every speaker
-  would yield to another), and how long the one that answered waited.
+  `MOVED_NET_MS` in transit: with the rules as built, as if no speaker broke a silence
+  (`breaks_the_silence`: the first to hear the phrase answers when every speaker would
+  yield to another), and as if none passed late (`Arbiter.pass_unheard`), and how long
+  the one that answered waited.
 """
 
 from __future__ import annotations
@@ -573,9 +574,12 @@ def nearer_trials(base: Config, clips, openers: dict[str, str], rng) -> dict:
     ]
     moved: dict[int, dict[str, dict]] = {}  # window → rules → who answered, and its wait
     for window_ms in WINDOWS_MS:
-        for rules in ("as built", "no silence broken"):
+        for rules in ("as built", "no silence broken", "no late pass"):
             outcomes = [
-                arbitrated(woke, window_ms, rules == "as built", net_ms) for woke, net_ms in replays
+                arbitrated(
+                    woke, window_ms, rules != "no silence broken", net, rules != "no late pass"
+                )
+                for woke, net in replays
             ]
             waits = [ms for _, ms in outcomes if ms is not None]
             moved.setdefault(window_ms, {})[rules] = {
@@ -620,55 +624,72 @@ def arbitrated(
     window_ms: int,
     break_silence: bool = True,
     net_ms: np.ndarray | None = None,
+    pass_late: bool = True,
 ) -> tuple[str, float | None]:
     """Who answers when the speakers of `woke` (nearest first; None: it did not wake), all
-    online, arbitrate with `window_ms`: "the nearest", "another", "twice" or "none", and
-    how long the one that answers waited from its wake event to its decision (ms; None
-    unless one answered). `break_silence=False`: as if no speaker ever broke a silence
-    (`breaks_the_silence`), for comparison. `net_ms[j, i]`: how long speaker j's claim
-    takes to reach speaker i (default `NET_MS` for all)."""
-    window_ns = window_ms * 1_000_000
+    online and all hearing the talker, arbitrate with `window_ms`: "the nearest",
+    "another", "twice" or "none", and how long the one that answers waited from its wake
+    event to its decision (ms; None unless one answered). `net_ms[j, i]`: how long speaker
+    j's word takes to reach speaker i (default `NET_MS` for all). For comparison, as if no
+    speaker ever broke a silence (`break_silence=False`, `breaks_the_silence`) or passed
+    late (`pass_late=False`, `Arbiter.pass_unheard`: a speaker that has not heard the
+    phrase 3/4 of a window after the first claim of it came passes, and claims it no
+    more)."""
+    window_ns, late_ns = window_ms * 1_000_000, window_ms * 750_000
     net_ns = np.full((len(woke), len(woke)), NET_MS * 1e6) if net_ms is None else net_ms * 1e6
+    claimants: list[int] = []  # in the order they heard the phrase
+    for i in sorted((i for i, e in enumerate(woke) if e), key=lambda i: woke[i].t_ns):
+        came_ns = [woke[j].t_ns + net_ns[j, i] for j in claimants]
+        if not (pass_late and came_ns and woke[i].t_ns >= min(came_ns) + late_ns):
+            claimants.append(i)
+
+    def said_ns(j: int, i: int) -> float | None:
+        """When speaker j's claim or pass reaches speaker i; None: it says nothing."""
+        if j in claimants:
+            return woke[j].t_ns + net_ns[j, i]
+        if not pass_late:
+            return None
+        return min(woke[k].t_ns + net_ns[k, j] for k in claimants) + late_ns + net_ns[j, i]
 
     def arrivals(claims: list, i: int) -> list[tuple[int, WakeClaim]]:
-        """The other speakers' `claims`, each with when it reaches speaker `i`."""
-        return [(e.t_ns + int(net_ns[j, i]), claims[j]) for j, e in enumerate(woke) if e and j != i]
+        """The other claimants' `claims`, each with when it reaches speaker `i`."""
+        return [(int(said_ns(j, i)), claims[j]) for j in claimants if j != i]
 
     said = [
         WakeClaim(f"speaker {i}", f"run {i}", e.phrase, e.snr_db, e.score) if e else None
         for i, e in enumerate(woke)
     ]
     claims = [
-        replace(c, yields_to=yielding_to(c.phrase, e.t_ns, arrivals(said, i), window_ns))
-        if c is not None and e is not None
+        replace(c, yields_to=yielding_to(c.phrase, woke[i].t_ns, arrivals(said, i), window_ns))
+        if i in claimants
         else None
-        for i, (c, e) in enumerate(zip(said, woke, strict=True))
+        for i, c in enumerate(said)
     ]
     answered: list[tuple[int, float]] = []  # each speaker that answers, and its wait (ms)
-    for i, event in enumerate(woke):
-        if event is None:
-            continue
+    for i in claimants:
+        heard_ns = woke[i].t_ns
         arrived_by = arrivals(claims, i)
-        every_peer = len(arrived_by) == len(woke) - 1  # all online: those that woke claim
+        words = [said_ns(j, i) for j in range(len(woke)) if j != i]
+        every_peer_ns = None if None in words else max(words)  # each claimed or passed
 
         def claimed(by_ns: int) -> list[tuple[int, WakeClaim]]:
             return [(at, c) for at, c in arrived_by if at <= by_ns]  # noqa: B023
 
-        decided_ns = event.t_ns + window_ns
-        if every_peer:  # decided once the last claim is in
-            decided_ns = min(max(event.t_ns, *(at for at, _ in arrived_by)), decided_ns)
+        decided_ns = heard_ns + window_ns
+        if every_peer_ns is not None:  # decided once the last claim or pass is in
+            decided_ns = min(max(heard_ns, every_peer_ns), decided_ns)
         mine = claims[i]
-        if rival_that_answers(mine, event.t_ns, claimed(decided_ns)) is None:
-            answered.append((i, (decided_ns - event.t_ns) / 1e6))
-        elif break_silence and heard_first(mine, event.t_ns, claimed(decided_ns), window_ns):
+        if rival_that_answers(mine, heard_ns, claimed(decided_ns)) is None:
+            answered.append((i, (decided_ns - heard_ns) / 1e6))
+        elif break_silence and heard_first(mine, heard_ns, claimed(decided_ns), window_ns):
             # as `Arbiter._until_rivals_decided` waits, until no claim is left to come
-            while not (every_peer and len(claimed(decided_ns)) == len(arrived_by)) and (
+            while not (every_peer_ns is not None and every_peer_ns <= decided_ns) and (
                 decided_ns
-                < (later := rivals_decided_ns(mine, event.t_ns, claimed(decided_ns), window_ns))
+                < (later := rivals_decided_ns(mine, heard_ns, claimed(decided_ns), window_ns))
             ):
                 decided_ns = later
-            if breaks_the_silence(mine, event.t_ns, claimed(decided_ns), window_ns):
-                answered.append((i, (decided_ns - event.t_ns) / 1e6))
+            if breaks_the_silence(mine, heard_ns, claimed(decided_ns), window_ns):
+                answered.append((i, (decided_ns - heard_ns) / 1e6))
     if len(answered) != 1:
         return ("twice" if answered else "none"), None
     nearest = next(i for i, e in enumerate(woke) if e)
