@@ -258,11 +258,10 @@ def reply_echo(config) -> np.ndarray:
     return sori_says(config, REPLY)
 
 
-def wakes_in(audio: np.ndarray, config: Config, detector, said: np.ndarray | None) -> list:
-    """Wake events of `audio` heard live, while Sori's speaker played `said` from `LEAD_S`
-    (None: it was silent)."""
+def heard_live(audio: np.ndarray, config: Config, detector, said: np.ndarray | None) -> list:
+    """The hearing events of `audio` heard live, while Sori's speaker played `said` from
+    `LEAD_S` (None: it was silent)."""
     from sori.assemble.hearing import build_hearing
-    from sori.core.events import WakeDetected
     from sori.hearing.audio.played import PlayedAudio
     from sori.hearing.audio.ring import FrameChunker
     from sori.hearing.pacing import ReplayClock, replay
@@ -275,8 +274,39 @@ def wakes_in(audio: np.ndarray, config: Config, detector, said: np.ndarray | Non
     clock = ReplayClock()
     hearing = build_hearing(config, None, None, clock, 0, detector, conversation)
     frames = FrameChunker(config.audio.frame_ms).push(to_pcm16(audio))
-    events = replay(frames, hearing, clock)
-    return [e for e in events if isinstance(e, WakeDetected)]
+    return list(replay(frames, hearing, clock))
+
+
+def wakes_in(audio: np.ndarray, config: Config, detector, said: np.ndarray | None) -> list:
+    """Wake events of `audio` heard live (see `heard_live`)."""
+    from sori.core.events import WakeDetected
+
+    return [e for e in heard_live(audio, config, detector, said) if isinstance(e, WakeDetected)]
+
+
+def test_the_gate_says_when_an_utterance_can_no_longer_wake(clips, config, detector):
+    """A phrase begins an utterance: once the spotter has heard an utterance's start with
+    no phrase in it, the gate says it listens no more (`WakeListenEnded`, once), and a
+    speaker that hears another's claim then can pass on it at once. An utterance that
+    opens with a phrase wakes instead."""
+    from sori.core.events import SpeechStarted, WakeDetected, WakeListenEnded
+
+    for name, wakes in (("zeroth_104_003_0193.wav", False), (PHRASES["현재"], True)):
+        with wave.open(str(clips[name])) as w:
+            speech = np.frombuffer(w.readframes(w.getnframes()), np.int16).astype(np.float32)
+        silence = np.zeros(8000, np.float32)
+        events = heard_live(np.concatenate([silence, speech, silence]), config, detector, None)
+        first = next(e for e in events if isinstance(e, SpeechStarted))
+        ended = [e for e in events if isinstance(e, WakeListenEnded)]
+        woke = [e for e in events if isinstance(e, WakeDetected)]
+        if wakes:
+            assert [e.utterance_id for e in woke] == [first.utterance_id]
+            assert first.utterance_id not in [e.utterance_id for e in ended]
+            continue
+        assert woke == [] and [e.utterance_id for e in ended][:1] == [first.utterance_id]
+        assert len({e.utterance_id for e in ended}) == len(ended)  # once each
+        after_s = (ended[0].t_ns - first.audio_start_ns) / 1e9
+        assert detector.spot_s - 0.3 < after_s < detector.spot_s + 0.1, after_s
 
 
 def test_while_sori_speaks_a_phrase_said_over_its_voice_wakes_mid_utterance(

@@ -17,7 +17,13 @@ import pytest
 from broker import Subscriber, clear_retained
 from daemon_kit import build, write_config
 from sori.core.clock import FakeClock
-from sori.core.events import IntentCommitted, SpeechStarted, SpeechStopped, WakeDetected
+from sori.core.events import (
+    IntentCommitted,
+    SpeechStarted,
+    SpeechStopped,
+    WakeDetected,
+    WakeListenEnded,
+)
 from sori.serving.conversation.arbitration import (
     MAX_CLAIM_BYTES,
     MAX_KEPT_CLAIMS,
@@ -221,6 +227,9 @@ def test_only_the_first_breaks_a_silence_it_is_sure_of(claims, breaks):
         (500, False),  # an utterance ended 500 ms ago: its wake event may be on its way
         (1500, True),
         ("claimed", False),  # it heard the phrase itself: it decides as a rival
+        ("speaking, no longer listened to", True),  # its start is over: no phrase in it
+        ("no longer listened to, ended 100 ms ago", True),  # no wake event on its way
+        ("no longer listened to, then a new utterance", False),
     ],
 )
 def test_a_speaker_that_hears_nothing_passes_on_a_claim(heard_before, passes):
@@ -229,6 +238,15 @@ def test_a_speaker_that_hears_nothing_passes_on_a_claim(heard_before, passes):
     judge = Arbiter("kitchen", "run-kitchen", WINDOW_MS, lambda c: sent.append(c) or True, clock)
     if heard_before == "speaking":
         judge.hearing(SpeechStarted(0, 1, 0))
+    elif isinstance(heard_before, str) and "no longer listened to" in heard_before:
+        judge.hearing(SpeechStarted(0, 1, 0))
+        judge.hearing(WakeListenEnded(0, 1))
+        if "ended" in heard_before:
+            judge.hearing(SpeechStopped(0, 1, 0))
+            clock.advance_ns(100 * MS)
+        if "new utterance" in heard_before:
+            judge.hearing(SpeechStopped(0, 1, 0))
+            judge.hearing(SpeechStarted(0, 2, 0))
     elif heard_before == "claimed":
         asyncio.run(judge.decide(woke(9.0)))
         sent.clear()
@@ -537,15 +555,17 @@ def test_two_speakers_that_hear_one_command_act_on_it_once(tmp_path, mosquitto):
     assert all(seen[-1] == "" for seen in presence.values())  # each left: cleared
 
 
-@pytest.mark.parametrize("kitchen_hears_speech", [False, True])
+@pytest.mark.parametrize("kitchen_hears", ["nothing", "speech", "a long sentence"])
 def test_a_speaker_that_hears_nothing_lets_the_other_answer_at_once(
-    tmp_path, mosquitto, kitchen_hears_speech
+    tmp_path, mosquitto, kitchen_hears
 ):
     """ "소리야, 거실 불 켜줘" in the living room; the kitchen's speaker, in another room,
     hears nothing and says so when the living room's claim comes: the living room acts
-    without waiting out its 2 s window. A kitchen that hears someone speak says nothing at
-    once (the phrase may be in what it hears), but passes once 3/4 of the window has gone
-    by without it: the living room waits 1.5 s, not 2."""
+    without waiting out its 2 s window. So it does when the kitchen hears a long sentence
+    on the TV whose start is over (its wake detector listens no more). A kitchen that
+    hears someone start to speak says nothing at once (the phrase may be in what it
+    hears), but passes once 3/4 of the window has gone by without it: the living room
+    waits 1.5 s, not 2."""
     wake = WAKE.replace("150", "2000")
     living = speaker(tmp_path, mosquitto, "living", wake)
     kitchen = speaker(tmp_path, mosquitto, "kitchen", wake)
@@ -556,8 +576,10 @@ def test_a_speaker_that_hears_nothing_lets_the_other_answer_at_once(
             daemon.start()
         await until(lambda: all(d.health()["arbitration"]["peers"] for d in (living, kitchen)))
         now = living.clock.now_ns()
-        if kitchen_hears_speech:
+        if kitchen_hears != "nothing":
             await kitchen.on_heard(SpeechStarted(now, 1, now))
+        if kitchen_hears == "a long sentence":
+            await kitchen.on_heard(WakeListenEnded(now, 1))
         started = time.monotonic()
         await living.on_heard(WakeDetected(now, 2, "소리야", now - 400 * MS, now, 5.0, 18.0))
         await living.on_heard(LIGHT_ON)  # held until the living room has decided
@@ -573,7 +595,7 @@ def test_a_speaker_that_hears_nothing_lets_the_other_answer_at_once(
     assert (living.turns_done, kitchen.turns_done) == (1, 0)
     assert [type(c) for c in said] == [WakeClaim, WakePass]
     assert said[1].speaker == "kitchen"
-    if kitchen_hears_speech:
+    if kitchen_hears == "speech":
         assert 1.5 - 0.05 <= decided_s < 2.0 - 0.1
     else:
         assert decided_s < 1.0

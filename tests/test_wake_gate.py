@@ -7,9 +7,10 @@ an utterance that what the board plays opened, with Sori silent."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from sori.core.clock import FakeClock
-from sori.core.events import WakeDetected, WakeDismissed, WakeHeard
+from sori.core.events import WakeDetected, WakeDismissed, WakeHeard, WakeListenEnded
 from sori.hearing.audio.format import AudioFrame
 from sori.hearing.audio.played import PlayedAudio
 from sori.hearing.wake.base import Detection
@@ -197,8 +198,56 @@ def test_a_phrase_inside_an_utterance_the_board_s_playback_opened_wakes():
 
 def test_with_the_speaker_silent_only_the_utterance_s_start_is_listened_to():
     """Nothing cancelled: the utterance is the user's, and a phrase starts it or is no
-    wake phrase."""
-    assert woken_in_song(echo_energy=0.0) == []
+    wake phrase. Once its stream is done, the gate says it listens no more."""
+    assert woken_in_song(echo_energy=0.0) == [WakeListenEnded(0, 0)]
+
+
+class Brief:
+    """A stream that listens to 1.5 s of audio, and hears no phrase in it."""
+
+    def __init__(self):
+        self.fed_ns, self.done = 0, False
+
+    def feed(self, pcm):
+        self.fed_ns += len(pcm) // 2 * S // 16000
+        self.done = self.done or self.fed_ns >= int(1.5 * S)
+        return []
+
+    def finish(self):
+        self.done = True
+        return []
+
+    def close(self):
+        self.done = True
+
+
+class BriefDetector:
+    name, phrases, rearm_s = "stub", ["소리야"], 1.0
+
+    def open_stream(self, within=False):
+        return Brief()
+
+
+@pytest.mark.parametrize(("sounded_s", "ended_s"), [(0.0, 1.5), (2.5, 3.5), (6.0, None)])
+def test_the_gate_says_when_no_stream_listens_any_more(sounded_s, ended_s):
+    """A 5 s utterance with no phrase, the board's speaker sounding for its first
+    `sounded_s`: while it sounds, a stream opens every second, so the utterance is listened
+    to until the last of them is done; then the gate says so, once. It never does while
+    the speaker sounds."""
+    gate = WakeGate(NeverOpen(), BriefDetector(), FakeClock())
+    pcm = np.full(320, 100, "<i2").tobytes()
+    frames = [
+        AudioFrame(pcm, i * FRAME_NS, 1e6 if i * FRAME_NS < sounded_s * S else 0.0)
+        for i in range(250)
+    ]
+    gate.begin(7, frames[0])
+    said = [(i, e) for i, f in enumerate(frames) for e in gate.feed(f)] + [
+        (-1, e) for e in gate.finish()
+    ]
+    expected = (
+        [] if ended_s is None else [(round(ended_s * S / FRAME_NS) - 1, WakeListenEnded(0, 7))]
+    )
+    assert said == expected
 
 
 def test_a_phrase_from_where_another_talker_took_the_utterance_over_is_left_to_theirs():

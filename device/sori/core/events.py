@@ -390,6 +390,20 @@ class WakeDismissed:
 
 
 @dataclass(frozen=True, slots=True)
+class WakeListenEnded:
+    """The wake detector stopped listening in this utterance without hearing a phrase: a
+    phrase begins an utterance, and this one's start is over. No phrase wakes Sori before
+    the next utterance, unless the speaker sounds first (then it listens again,
+    `sori.hearing.wake_gate`). Another speaker's claim of a phrase finds this one unable
+    to hear it, and is passed on at once (`[wake] arbitrate`)."""
+
+    t_ns: int
+    """When the event was emitted, in clock nanoseconds."""
+    utterance_id: int
+    """The utterance no longer listened to."""
+
+
+@dataclass(frozen=True, slots=True)
 class WakeYielded:
     """Another speaker heard the same wake phrase clearer and answers it
     (`[wake] arbitrate`): this one plays nothing and acts on nothing it opened."""
@@ -424,5 +438,6 @@ Event = (
     | WakeDetected
     | WakeHeard
     | WakeDismissed
+    | WakeListenEnded
     | WakeYielded
 )

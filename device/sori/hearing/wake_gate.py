@@ -44,7 +44,7 @@ from typing import Protocol
 import numpy as np
 
 from sori.core.clock import Clock
-from sori.core.events import WakeDetected, WakeDismissed, WakeHeard
+from sori.core.events import WakeDetected, WakeDismissed, WakeHeard, WakeListenEnded
 from sori.hearing.audio.denoise_decision import SILENCE_DBFS, band_levels
 from sori.hearing.audio.format import AudioFrame
 from sori.hearing.audio.played import PlayedAudio
@@ -191,14 +191,15 @@ class WakeGate:
         spot = self._spot(first, within=False)
         self._utt = _Utterance(utterance_id, [spot], first.start_ns, room_dbfs)
 
-    def feed(self, frame: AudioFrame) -> list[Woken | WakeHeard | WakeDismissed]:
+    def feed(self, frame: AudioFrame) -> list[Woken | WakeHeard | WakeDismissed | WakeListenEnded]:
         """One more frame of the open utterance: the wake phrase if it ends here (`Woken`);
         one heard over Sori's voice first comes as `WakeHeard`, and is told from Sori's own
-        voice with the next frame (`Woken` or `WakeDismissed`)."""
+        voice with the next frame (`Woken` or `WakeDismissed`). `WakeListenEnded` when no
+        stream listens any more, with no phrase heard and none to open again."""
         utt = self._utt
         assert utt is not None
         utt.frames.append(frame)
-        heard: list[Woken | WakeHeard | WakeDismissed] = []
+        heard: list[Woken | WakeHeard | WakeDismissed | WakeListenEnded] = []
         if utt.pending is not None:
             t0 = time.perf_counter_ns()
             settled = self._settle(utt)
@@ -219,7 +220,10 @@ class WakeGate:
             if event is not None:
                 heard.append(event)
         else:
+            listened = bool(utt.spots)
             utt.spots = [spot for spot in utt.spots if not spot.stream.done]
+            if listened and not utt.spots and self._stops_listening(utt, frame):
+                heard.append(WakeListenEnded(self.clock.now_ns(), utt.utterance_id))
         self.busy_ns += time.perf_counter_ns() - t0
         return heard
 
@@ -282,6 +286,13 @@ class WakeGate:
             return True
         rearm_s = self.detector.rearm_s  # type: ignore[union-attr]
         return rearm_s is not None and frame.start_ns - utt.last_spot_ns >= int(rearm_s * 1e9)
+
+    def _stops_listening(self, utt: _Utterance, frame: AudioFrame) -> bool:
+        """Whether the utterance, its last stream done with `frame`, is listened to no more:
+        nothing woke it, no phrase waits to be told from Sori's voice, and the speaker is
+        silent (while it sounds, a fresh stream opens with the next frame)."""
+        sounded = frame.speaker_sounded or self.sori_speaks(frame)
+        return not (utt.woken or utt.pending is not None or sounded)
 
     def _heard(
         self, utt: _Utterance, spot: _Spot, found: list[Detection]

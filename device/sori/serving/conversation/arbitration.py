@@ -29,16 +29,18 @@ from the claims it holds, and answers if they all yield (`breaks_the_silence`).
 
 A peer that hears nothing when a claim comes (no utterance open, none ended in the last
 `QUIET_S`) says so at once (a `WakePass`), so the claimant need not wait out its window
-for it: in a home whose speakers are in different rooms, that is every wake phrase. A
-speaker that passed on a phrase stays out of it (`SAME_PHRASE_S` after the last claim of
-it came): it claims it no more, passes on every claim of it (once a second at most), and
-yields a hearing of its own, so that no one who counted its pass meets it as a rival
-later. A peer that hears speech when a claim comes (a TV in its room, the talker too faint
-for the phrase) may yet hear the phrase in it, so it passes only once it has not for 3/4
-of a window after the claim came: had it heard it later, it would have yielded to that
-claim anyway (see above), so the pass changes nothing it decides. The claimant is told a
-quarter of a window early, and no speaker yields to a claim of it that would itself have
-yielded.
+for it: in a home whose speakers are in different rooms, that is every wake phrase. So
+does a peer whose wake detector no longer listens in the utterance it hears
+(`WakeListenEnded`: a phrase begins an utterance, and that one's start is over, as in a
+long sentence on the TV). A speaker that passed on a phrase stays out of it
+(`SAME_PHRASE_S` after the last claim of it came): it claims it no more, passes on every
+claim of it (once a second at most), and yields a hearing of its own, so that no one who
+counted its pass meets it as a rival later. A peer that still listens when a claim comes
+(the talker too faint for the phrase, a TV in its room) may yet hear the phrase, so it
+passes only once it has not for 3/4 of a window after the claim came: had it heard it
+later, it would have yielded to that claim anyway (see above), so the pass changes
+nothing it decides. The claimant is told a quarter of a window early, and no speaker
+yields to a claim of it that would itself have yielded.
 
 A speaker that cannot tell the others (no broker) answers: silence is the worse failure.
 """
@@ -57,7 +59,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from sori.core.clock import Clock, MonotonicClock
-from sori.core.events import Event, SpeechStarted, SpeechStopped, WakeDetected
+from sori.core.events import Event, SpeechStarted, SpeechStopped, WakeDetected, WakeListenEnded
 
 log = logging.getLogger(__name__)
 
@@ -283,6 +285,9 @@ class Arbiter:
         """The phrases this speaker claimed, each with when it heard the latest."""
         self._speaking = False
         """An utterance of this speaker's own is open (`hearing`)."""
+        self._deaf = False
+        """Its wake detector stopped listening in its latest utterance with no phrase heard
+        (`WakeListenEnded`): no wake event of that utterance is on its way."""
         self._quiet_since_ns: int | None = None
         """When its last utterance ended; None: none yet."""
         self._unheard: dict[str, int] = {}
@@ -314,12 +319,16 @@ class Arbiter:
 
     def hearing(self, event: Event) -> None:
         """One of this speaker's own hearing events (a daemon listener): whether an
-        utterance is open, and when the last one ended."""
-        if isinstance(event, SpeechStarted | SpeechStopped):
-            with self._lock:
-                self._speaking = isinstance(event, SpeechStarted)
-                if not self._speaking:
-                    self._quiet_since_ns = self.clock.now_ns()
+        utterance is open, when the last one ended, and whether its wake detector still
+        listens in it."""
+        with self._lock:
+            if isinstance(event, SpeechStarted):
+                self._speaking, self._deaf = True, False
+            elif isinstance(event, SpeechStopped):
+                self._speaking = False
+                self._quiet_since_ns = self.clock.now_ns()
+            elif isinstance(event, WakeListenEnded):
+                self._deaf = True
 
     def heard(self, claim: WakeClaim | WakePass) -> None:
         """Another speaker's claim or pass arrived (paho's thread). A claim that finds this
@@ -361,7 +370,7 @@ class Arbiter:
                 claimed_ns = self._claimed.get(phrase)
                 if claimed_ns is not None and now_ns - claimed_ns < SAME_PHRASE_S * 1e9:
                     return False  # it heard the phrase too: it is deciding, or decided
-                if not self._quiet(now_ns) or not self._room_to_stay_out(now_ns):
+                if not self._hears_no_phrase(now_ns) or not self._room_to_stay_out(now_ns):
                     return False
             again = passed_ns is None or now_ns - passed_ns >= PASS_AGAIN_S * 1e9
             sent_ns = now_ns if again else passed_ns
@@ -419,10 +428,12 @@ class Arbiter:
         """This speaker passed on `phrase` and stays out of it now (under the lock)."""
         return phrase in self._out and self._out[phrase][0] > now_ns
 
-    def _quiet(self, now_ns: int) -> bool:
-        """No utterance of this speaker's is open, and none ended within `QUIET_S`."""
+    def _hears_no_phrase(self, now_ns: int) -> bool:
+        """Its wake detector stopped listening in its latest utterance, or no utterance of
+        this speaker's is open and none ended within `QUIET_S` (under the lock)."""
         since_ns = self._quiet_since_ns
-        return not self._speaking and (since_ns is None or now_ns - since_ns >= QUIET_S * 1e9)
+        quiet = not self._speaking and (since_ns is None or now_ns - since_ns >= QUIET_S * 1e9)
+        return self._deaf or quiet
 
     def _wake_up(self) -> None:
         for loop, arrived in list(self._waiting):
