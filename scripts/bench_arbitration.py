@@ -23,46 +23,19 @@ import asyncio
 import json
 import random
 import secrets
-import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+from loopback_broker import INSTALL_HINT, mosquitto_exe, start_mosquitto
 
 from sori.core.events import SpeechStarted, SpeechStopped, WakeDetected
 from sori.serving.conversation.arbitration import QUIET_S, Arbiter
 from sori.serving.wake_claims import MqttWakeClaims
 
 SCENARIOS = ("both heard", "the kitchen heard nothing", "the kitchen hears speech")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_broker(folder: Path, nodelay: bool) -> tuple[subprocess.Popen, str]:
-    exe = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
-    port = free_port()
-    conf = folder / f"mosquitto-{port}.conf"
-    lines = [f"listener {port} 127.0.0.1", "allow_anonymous true", "persistence false"]
-    conf.write_text("\n".join(lines + (["set_tcp_nodelay true"] if nodelay else [])) + "\n")
-    proc = subprocess.Popen(
-        [exe, "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    end = time.monotonic() + 10
-    while time.monotonic() < end:
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return proc, f"mqtt://127.0.0.1:{port}"
-        time.sleep(0.05)
-    proc.terminate()
-    raise SystemExit(f"mosquitto did not start on port {port}")
 
 
 def heard(phrase: str, snr_db: float) -> WakeDetected:
@@ -127,14 +100,14 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=2026, help="seed of the pauses")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    if not (shutil.which("mosquitto") or Path("/usr/sbin/mosquitto").exists()):
-        print("mosquitto is not installed: run 'bash scripts/install.sh --test'", file=sys.stderr)
+    if mosquitto_exe() is None:
+        print(INSTALL_HINT, file=sys.stderr)
         return 2
     rng = random.Random(args.seed)
     result: dict = {"window_ms": args.window_ms, "trials": args.trials}
     with tempfile.TemporaryDirectory() as folder:
         for broker, nodelay in (("mosquitto as installed", False), ("set_tcp_nodelay true", True)):
-            proc, url = start_broker(Path(folder), nodelay)
+            proc, url = start_mosquitto(Path(folder), nodelay)
             try:
                 print(f"{broker}: {len(SCENARIOS)} x {args.trials} trials", file=sys.stderr)
                 took = asyncio.run(trials(url, args.trials, args.window_ms, rng))

@@ -23,9 +23,7 @@ import contextlib
 import json
 import os
 import random
-import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -33,6 +31,8 @@ import threading
 import time
 import wave
 from pathlib import Path
+
+from loopback_broker import start_mosquitto
 
 PATHS = (
     "sigterm-early",
@@ -91,27 +91,6 @@ url = "{mqtt}"
 log_format = "json"
 thinking = true
 """
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_mosquitto(folder: Path) -> tuple[subprocess.Popen, str]:
-    exe = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
-    port = free_port()
-    conf = folder / "mosquitto.conf"
-    conf.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n")
-    proc = subprocess.Popen([exe, "-c", str(conf)], stderr=subprocess.DEVNULL)
-    for _ in range(200):
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return proc, f"mqtt://127.0.0.1:{port}"
-        time.sleep(0.05)
-    proc.kill()
-    raise SystemExit("mosquitto did not start; run 'bash scripts/install.sh --test'")
 
 
 def spoken_command(path: Path, text: str) -> Path:

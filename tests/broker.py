@@ -1,16 +1,20 @@
-"""A real mosquitto broker on a free loopback port, and a subscriber that records messages.
+"""A real mosquitto broker on a free loopback port (`mosquitto`, shared by a session's tests;
+`Mosquitto`, a test's own), and a subscriber that records messages.
 
 Import the fixtures where needed: `from broker import mosquitto, subscriber  # noqa: F401`.
 """
 
 from __future__ import annotations
 
+import os
 import queue
 import shutil
+import signal
 import socket
 import subprocess
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -31,26 +35,58 @@ def wait_for_port(port: int, deadline_s: float = 10.0) -> None:
     raise TimeoutError(f"nothing listens on 127.0.0.1:{port}")
 
 
+class Mosquitto:
+    """One mosquitto process on a loopback port (a free one by default), its config and
+    log in `folder`; restartable on that same port, and able to freeze (fault tests)."""
+
+    def __init__(self, folder: Path, port: int | None = None) -> None:
+        self.port = port or free_port()
+        self.url = f"mqtt://127.0.0.1:{self.port}"
+        self.conf = folder / f"mosquitto-{self.port}.conf"
+        self.conf.write_text(
+            f"listener {self.port} 127.0.0.1\nallow_anonymous true\npersistence false\n"
+        )
+        self.log = folder / f"mosquitto-{self.port}.log"
+        self.proc: subprocess.Popen | None = None
+        self.start()
+
+    def start(self) -> None:
+        exe = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
+        # Its log goes to a file: a pipe nobody reads fills after some 350 connections,
+        # and then the broker stops answering.
+        with open(self.log, "ab") as log:
+            self.proc = subprocess.Popen(
+                [exe, "-c", str(self.conf)], stdout=subprocess.DEVNULL, stderr=log
+            )
+        wait_for_port(self.port)
+
+    def freeze(self) -> None:
+        os.kill(self.proc.pid, signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        os.kill(self.proc.pid, signal.SIGCONT)
+
+    def kill(self) -> None:
+        self.proc.kill()
+        self.proc.wait(timeout=10)
+
+    def close(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.thaw()
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
+
+
 @pytest.fixture(scope="session")
 def mosquitto(tmp_path_factory) -> Iterator[str]:
     """URL of a running mosquitto (Debian package; scripts/install.sh --test installs it)."""
-    exe = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
-    if not shutil.which(exe):
+    if not (shutil.which("mosquitto") or os.path.exists("/usr/sbin/mosquitto")):
         pytest.fail("mosquitto is not installed; run 'bash scripts/install.sh --test'")
-    port = free_port()
-    folder = tmp_path_factory.mktemp("mosquitto")
-    conf = folder / "mosquitto.conf"
-    conf.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n")
-    # Its log goes to a file: a pipe nobody reads fills after some 350 connections, and
-    # then the broker stops answering.
-    with open(folder / "mosquitto.log", "wb") as log:
-        proc = subprocess.Popen([exe, "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=log)
+    broker = Mosquitto(tmp_path_factory.mktemp("mosquitto"))
     try:
-        wait_for_port(port)
-        yield f"mqtt://127.0.0.1:{port}"
+        yield broker.url
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        broker.close()
 
 
 class Subscriber:

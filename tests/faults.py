@@ -1,58 +1,14 @@
-"""Fault injection for the MQTT tests: a mosquitto process of the test's own (to freeze,
-kill and restart), a TCP relay that adds latency or refuses connections, and a subscriber
-that stamps each message with its arrival time."""
+"""Fault injection for the MQTT tests: a TCP relay that adds latency or refuses
+connections, and a subscriber that stamps each message with its arrival time. A mosquitto
+of the test's own, to freeze, kill and restart, is `broker.Mosquitto`."""
 
 from __future__ import annotations
 
 import contextlib
-import os
 import queue
-import shutil
-import signal
 import socket
-import subprocess
 import threading
 import time
-from pathlib import Path
-
-from broker import free_port, wait_for_port
-
-
-class Mosquitto:
-    """One mosquitto process on a fixed loopback port; restartable on that same port."""
-
-    def __init__(self, folder: Path, port: int | None = None) -> None:
-        self.port = port or free_port()
-        self.url = f"mqtt://127.0.0.1:{self.port}"
-        self.conf = folder / f"mosquitto-{self.port}.conf"
-        self.conf.write_text(
-            f"listener {self.port} 127.0.0.1\nallow_anonymous true\npersistence false\n"
-        )
-        self.proc: subprocess.Popen | None = None
-        self.start()
-
-    def start(self) -> None:
-        exe = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
-        self.proc = subprocess.Popen(
-            [exe, "-c", str(self.conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
-        wait_for_port(self.port)
-
-    def freeze(self) -> None:
-        os.kill(self.proc.pid, signal.SIGSTOP)
-
-    def thaw(self) -> None:
-        os.kill(self.proc.pid, signal.SIGCONT)
-
-    def kill(self) -> None:
-        self.proc.kill()
-        self.proc.wait(timeout=10)
-
-    def close(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.thaw()
-            self.proc.terminate()
-            self.proc.wait(timeout=10)
 
 
 class Stamped:

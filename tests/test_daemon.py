@@ -11,9 +11,8 @@ import wave
 
 import pytest
 
-from broker import free_port
+from broker import Mosquitto, free_port
 from daemon_kit import build, write_config
-from faults import Mosquitto
 from sori.core.events import IntentCommitted, PlaybackStopped, SpeechStarted, UtteranceHeard
 
 

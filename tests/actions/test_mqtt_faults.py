@@ -10,7 +10,8 @@ import time
 
 import pytest
 
-from faults import Mosquitto, Relay, Stamped
+from broker import Mosquitto
+from faults import Relay, Stamped
 from sori.acting.actions.base import Command, NotConfirmed
 from sori.acting.actions.mqtt import MqttHandler
 from sori.core.errors import BackendError
