@@ -311,6 +311,25 @@ def test_a_speaker_that_hears_speech_passes_once_it_would_yield_anyway(heard_aft
         assert [type(c) for c in sent] == [WakeClaim]
 
 
+def test_a_claim_that_found_the_speaker_listening_is_passed_on_once_it_cannot_hear():
+    """The kitchen's utterance began just before the living room's claim came, so the
+    phrase may be in it: no pass. Its wake detector then hears the utterance's start
+    with no phrase in it (`WakeListenEnded`): the kitchen passes at once, not 3/4 of a
+    window after the claim."""
+    clock, sent = FakeClock(10**12), []
+    judge = in_speech(
+        Arbiter("kitchen", "run-kitchen", WINDOW_MS, lambda c: sent.append(c) or True, clock)
+    )
+    judge.heard(rival("living", 12.0))
+    clock.advance_ns(10 * MS)
+    assert sent == []
+    judge.hearing(WakeListenEnded(0, 1))
+    assert sent == [WakePass("kitchen", "run-kitchen", "소리야")]
+    clock.advance_ns(WINDOW_MS * MS)
+    judge.pass_unheard()
+    assert len(sent) == 1  # and once
+
+
 def test_a_late_pass_keeps_the_speaker_out_only_as_long_as_the_claim_counts():
     """Out of the phrase until 2 s after the claim came, as a hearing would have yielded
     to it; then a hearing of the phrase is the kitchen's own."""

@@ -329,6 +329,8 @@ class Arbiter:
                 self._quiet_since_ns = self.clock.now_ns()
             elif isinstance(event, WakeListenEnded):
                 self._deaf = True
+        if isinstance(event, WakeListenEnded):
+            self.pass_unheard()  # the claims that found it listening: now it cannot hear
 
     def heard(self, claim: WakeClaim | WakePass) -> None:
         """Another speaker's claim or pass arrived (paho's thread). A claim that finds this
@@ -399,20 +401,25 @@ class Arbiter:
         """Pass on each phrase whose first claim came 3/4 of a window ago or more, and that
         this speaker has not heard since: any hearing of it from now on yields to that
         claim (`yielding_to`), so the pass changes no decision, and the claimant need not
-        wait out its window for this speaker. It stays out of the phrase until
-        `SAME_PHRASE_S` after the claim came, when it would no longer have yielded."""
+        wait out its window for this speaker. Once its wake detector no longer listens
+        (`WakeListenEnded`), on every such phrase at once: it cannot hear them. It stays
+        out of a phrase until `SAME_PHRASE_S` after the claim came, when it would no
+        longer have yielded."""
         now_ns = self.clock.now_ns()
         late_ns = self.window_ns * 3 // 4
         passing = []
         with self._lock:
             for phrase, came_ns in list(self._unheard.items()):
-                if now_ns - came_ns < late_ns:
-                    continue
+                if now_ns - came_ns < late_ns and not self._deaf:
+                    continue  # it may yet hear the phrase
                 del self._unheard[phrase]
+                out_until_ns = came_ns + int(SAME_PHRASE_S * 1e9)
                 heard_it = self._claimed.get(phrase, came_ns - 1) >= came_ns
-                if heard_it or self._out_of(phrase, now_ns) or not self._room_to_stay_out(now_ns):
-                    continue  # it claimed the phrase, or passed on a later claim of it
-                self._out[phrase] = (came_ns + int(SAME_PHRASE_S * 1e9), now_ns)
+                if heard_it or out_until_ns <= now_ns or self._out_of(phrase, now_ns):
+                    continue  # it claimed the phrase, the claim is old, or it passed already
+                if not self._room_to_stay_out(now_ns):
+                    continue
+                self._out[phrase] = (out_until_ns, now_ns)
                 passing.append(phrase)
         for phrase in passing:
             self.publish(WakePass(self.speaker, self.run, phrase))
