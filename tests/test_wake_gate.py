@@ -132,10 +132,12 @@ SAID = 7777
 
 class Spotter:
     """A stream that hears "소리야" in the frames of `SAID`, as a spotter does: only when
-    the stream began at most `rearm_s` before the phrase."""
+    the stream began at most `rearm_s` before the phrase; with `spot_s`, it hears only
+    that much audio."""
 
-    def __init__(self, rearm_s: float):
+    def __init__(self, rearm_s: float, spot_s: float | None = None):
         self.rearm_ns = int(rearm_s * S)
+        self.spot_ns = None if spot_s is None else int(spot_s * S)
         self.fed_ns = 0
         self.said_ns: int | None = None
         self.done = False
@@ -145,6 +147,7 @@ class Spotter:
         if saying and self.said_ns is None:
             self.said_ns = self.fed_ns
         self.fed_ns += len(pcm) // 2 * S // 16000
+        self.done = self.done or (self.spot_ns is not None and self.fed_ns >= self.spot_ns)
         if self.done or self.said_ns is None or saying:
             return []
         self.done = True  # the phrase has ended
@@ -162,8 +165,11 @@ class Spotter:
 class SpotterDetector:
     name, phrases, rearm_s = "stub", ["소리야"], 1.0
 
+    def __init__(self, spot_s: float | None = None):
+        self.spot_s = spot_s
+
     def open_stream(self, within=False):
-        return Spotter(self.rearm_s)
+        return Spotter(self.rearm_s, self.spot_s)
 
 
 def song_frames(echo_energy: float) -> list[AudioFrame]:
@@ -202,39 +208,13 @@ def test_with_the_speaker_silent_only_the_utterance_s_start_is_listened_to():
     assert woken_in_song(echo_energy=0.0) == [WakeListenEnded(0, 0)]
 
 
-class Brief:
-    """A stream that listens to 1.5 s of audio, and hears no phrase in it."""
-
-    def __init__(self):
-        self.fed_ns, self.done = 0, False
-
-    def feed(self, pcm):
-        self.fed_ns += len(pcm) // 2 * S // 16000
-        self.done = self.done or self.fed_ns >= int(1.5 * S)
-        return []
-
-    def finish(self):
-        self.done = True
-        return []
-
-    def close(self):
-        self.done = True
-
-
-class BriefDetector:
-    name, phrases, rearm_s = "stub", ["소리야"], 1.0
-
-    def open_stream(self, within=False):
-        return Brief()
-
-
 @pytest.mark.parametrize(("sounded_s", "ended_s"), [(0.0, 1.5), (2.5, 3.5), (6.0, None)])
 def test_the_gate_says_when_no_stream_listens_any_more(sounded_s, ended_s):
-    """A 5 s utterance with no phrase, the board's speaker sounding for its first
-    `sounded_s`: while it sounds, a stream opens every second, so the utterance is listened
-    to until the last of them is done; then the gate says so, once. It never does while
-    the speaker sounds."""
-    gate = WakeGate(NeverOpen(), BriefDetector(), FakeClock())
+    """A 5 s utterance with no phrase (streams that hear 1.5 s each), the board's
+    speaker sounding for its first `sounded_s`: while it sounds, a stream opens every
+    second, so the utterance is listened to until the last of them is done; then the gate
+    says so, once. It never does while the speaker sounds."""
+    gate = WakeGate(NeverOpen(), SpotterDetector(spot_s=1.5), FakeClock())
     pcm = np.full(320, 100, "<i2").tobytes()
     frames = [
         AudioFrame(pcm, i * FRAME_NS, 1e6 if i * FRAME_NS < sounded_s * S else 0.0)
