@@ -47,11 +47,13 @@
   how much lower a fainter hearing reads, the share of pairs that both woke in which
   the nearer speaker ranks first, and how far apart in time the speakers that woke
   reported the phrase (on the replay clock); how many speakers, of those that woke and of
-  those that did not, would have passed on the first rival's claim (`passes_on`: hearing
-  nothing then, they leave the phrase to the others). Then each row's four speakers
-  arbitrate as `[wake] arbitrate` does (`rival_that_answers`, every one online, each
-  claim arriving `NET_MS` later), for several windows: how often the nearest that woke
-  answers alone, another alone, two at once, or none. Then again in `MOVES` replays of
+  those that did not, would have passed on the first rival's claim at once (`passes_at`:
+  hearing nothing then, or no longer listening for the phrase, they leave it to the
+  others). Then each row's four speakers arbitrate as `[wake] arbitrate` does
+  (`rival_that_answers`, every one online, each claim arriving `NET_MS` later, a speaker
+  that did not wake passing when its own hearing says), for several windows: how often
+  the nearest that woke answers alone, another alone, two at once, or none. Then again
+  in `MOVES` replays of
   each row, each speaker's report moved by up to `MOVED_MS` either way and each claim
   `MOVED_NET_MS` in transit: with the rules as built, as if no speaker broke a silence
   (`breaks_the_silence`: the first to hear the phrase answers when every speaker would
@@ -70,6 +72,7 @@ import sys
 import time
 import wave
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -168,20 +171,30 @@ def hear_events(config: Config, detector, audio: np.ndarray) -> tuple[list, floa
     return events, time.process_time() - cpu, hearing.wake_busy_ns
 
 
-def passes_on(events: list, phrase: str, claim_ns: int) -> bool:
-    """Whether a speaker that heard `events` passes on another's claim of `phrase` that
-    reaches it at `claim_ns` (the arbiter's own rule, `Arbiter.heard`, fed the events up
-    to then on a clock that follows them)."""
+def passes_at(events: list, phrase: str, claim_ns: int, window_ms: int) -> int:
+    """When a speaker that heard `events` passes on another's claim of `phrase` that
+    reaches it at `claim_ns`, by the arbiter's own rules fed the events on a clock that
+    follows them: at once (`Arbiter.heard`: it hears nothing, or its wake detector no
+    longer listens), once its detector stops listening (`Arbiter.hearing`), or at the
+    latest 3/4 of `window_ms` later (`Arbiter.pass_unheard`). For a speaker that did not
+    hear the phrase by then."""
     clock, passed = FakeClock(0), []
-    arbiter = Arbiter("here", "run-here", 250, lambda m: passed.append(m) or True, clock)
+    arbiter = Arbiter("here", "run-here", window_ms, lambda m: passed.append(m) or True, clock)
+    late_ns = claim_ns + window_ms * 750_000
+    claimed = False
     for event in events:
-        if event.t_ns > claim_ns:
+        if not claimed and event.t_ns > claim_ns:
+            clock.advance_ns(max(0, claim_ns - clock.now_ns()))
+            arbiter.heard(WakeClaim("there", "run-there", phrase, 0.0, 0.0))
+            claimed = True
+        if passed or event.t_ns >= late_ns:
             break
         clock.advance_ns(max(0, event.t_ns - clock.now_ns()))
         arbiter.hearing(event)
-    clock.advance_ns(max(0, claim_ns - clock.now_ns()))
-    arbiter.heard(WakeClaim("there", "run-there", phrase, 0.0, 0.0))
-    return bool(passed)
+    if not claimed:
+        clock.advance_ns(max(0, claim_ns - clock.now_ns()))
+        arbiter.heard(WakeClaim("there", "run-there", phrase, 0.0, 0.0))
+    return clock.now_ns() if passed else late_ns
 
 
 def non_wake_stream(clips, minutes: float, rng) -> list[np.ndarray]:
@@ -518,7 +531,8 @@ def nearer_trials(base: Config, clips, openers: dict[str, str], rng) -> dict:
     heard: dict[str, list[float | None]] = {}
     spreads_ms: list[float] = []  # per row: the last speaker's wake event after the first's
     events: list[list[WakeDetected | None]] = []  # per row, per speaker: its wake event
-    passing: dict[str, list[bool]] = {"woke": [], "missed": []}  # see `passes_on`
+    passers: list[Passes] = []  # per row: when a speaker that did not wake passes
+    passing: dict[str, list[bool]] = {"woke": [], "missed": []}  # see `passes_at`
     for name, _, speech in clips:
         if name not in openers:
             continue
@@ -540,12 +554,13 @@ def nearer_trials(base: Config, clips, openers: dict[str, str], rng) -> dict:
                 if rivals_ns:
                     first_ns = min(rivals_ns) + NET_MS * 1_000_000
                     passing["woke" if woke[i] else "missed"].append(
-                        passes_on(seen, openers[name], first_ns)
+                        passes_at(seen, openers[name], first_ns, 250) == first_ns
                     )
             heard[f"{openers[name]} {kind} {snr_db}"] = [
                 round(e.snr_db, 1) if e else None for e in woke
             ]
             events.append(woke)
+            passers.append(row_passes(heard_events, openers[name]))
             reported_ns = [e.t_ns for e in woke if e]
             if len(reported_ns) > 1:
                 spreads_ms.append((max(reported_ns) - min(reported_ns)) / 1e6)
@@ -560,7 +575,7 @@ def nearer_trials(base: Config, clips, openers: dict[str, str], rng) -> dict:
         for db, value in zip(FAINTER_DB[1:], row[1:], strict=True):
             if row[0] is not None and value is not None:
                 drops[db].append(row[0] - value)
-    woke_rows = [woke for woke in events if any(woke)]
+    woke_rows = [(woke, passes) for woke, passes in zip(events, passers, strict=True) if any(woke)]
     replays = [
         (
             [
@@ -568,8 +583,9 @@ def nearer_trials(base: Config, clips, openers: dict[str, str], rng) -> dict:
                 for e in woke
             ],
             rng.uniform(*MOVED_NET_MS, size=(len(woke), len(woke))),
+            passes,
         )
-        for woke in woke_rows
+        for woke, passes in woke_rows
         for _ in range(MOVES)
     ]
     moved: dict[int, dict[str, dict]] = {}  # window → rules → who answered, and its wait
@@ -577,9 +593,14 @@ def nearer_trials(base: Config, clips, openers: dict[str, str], rng) -> dict:
         for rules in ("as built", "no silence broken", "no late pass"):
             outcomes = [
                 arbitrated(
-                    woke, window_ms, rules != "no silence broken", net, rules != "no late pass"
-                )
-                for woke, net in replays
+                    woke,
+                    window_ms,
+                    rules != "no silence broken",
+                    net,
+                    rules != "no late pass",
+                    passes,
+                )  # fmt: skip
+                for woke, net, passes in replays
             ]
             waits = [ms for _, ms in outcomes if ms is not None]
             moved.setdefault(window_ms, {})[rules] = {
@@ -611,12 +632,24 @@ def nearer_trials(base: Config, clips, openers: dict[str, str], rng) -> dict:
             heard: f"{sum(passed)} of {len(passed)}" for heard, passed in passing.items()
         },
         "answered_by_window_ms": {
-            window_ms: dict(Counter(arbitrated(woke, window_ms)[0] for woke in woke_rows))
+            window_ms: dict(
+                Counter(arbitrated(woke, window_ms, passes=passes)[0] for woke, passes in woke_rows)
+            )
             for window_ms in WINDOWS_MS
         },
         "moved_up_to_ms": MOVED_MS,
         "answered_moved_by_window_ms": moved,
     }
+
+
+Passes = Callable[[int, int, int], int]
+"""When speaker j of a row, which did not wake, passes on a claim that reaches it at a
+clock time, with a window of so many ms (`passes_at`)."""
+
+
+def row_passes(heard_events: list[list], phrase: str) -> Passes:
+    """`Passes` for a row whose speakers heard `heard_events` (each its own)."""
+    return lambda j, claim_ns, window_ms: passes_at(heard_events[j], phrase, claim_ns, window_ms)
 
 
 def arbitrated(
@@ -625,6 +658,7 @@ def arbitrated(
     break_silence: bool = True,
     net_ms: np.ndarray | None = None,
     pass_late: bool = True,
+    passes: Passes | None = None,
 ) -> tuple[str, float | None]:
     """Who answers when the speakers of `woke` (nearest first; None: it did not wake), all
     online and all hearing the talker, arbitrate with `window_ms`: "the nearest",
@@ -634,7 +668,8 @@ def arbitrated(
     speaker ever broke a silence (`break_silence=False`, `breaks_the_silence`) or passed
     late (`pass_late=False`, `Arbiter.pass_unheard`: a speaker that has not heard the
     phrase 3/4 of a window after the first claim of it came passes, and claims it no
-    more)."""
+    more). With `passes`, a speaker that did not wake passes when its own hearing says
+    (sooner where its wake detector no longer listens); else 3/4 of a window late."""
     window_ns, late_ns = window_ms * 1_000_000, window_ms * 750_000
     net_ns = np.full((len(woke), len(woke)), NET_MS * 1e6) if net_ms is None else net_ms * 1e6
     claimants: list[int] = []  # in the order they heard the phrase
@@ -643,13 +678,19 @@ def arbitrated(
         if not (pass_late and came_ns and woke[i].t_ns >= min(came_ns) + late_ns):
             claimants.append(i)
 
+    passed_ns: dict[int, float] = {}
+
     def said_ns(j: int, i: int) -> float | None:
         """When speaker j's claim or pass reaches speaker i; None: it says nothing."""
         if j in claimants:
             return woke[j].t_ns + net_ns[j, i]
         if not pass_late:
             return None
-        return min(woke[k].t_ns + net_ns[k, j] for k in claimants) + late_ns + net_ns[j, i]
+        if j not in passed_ns:
+            came_ns = min(woke[k].t_ns + net_ns[k, j] for k in claimants)
+            hears = passes is not None and woke[j] is None
+            passed_ns[j] = passes(j, int(came_ns), window_ms) if hears else came_ns + late_ns
+        return passed_ns[j] + net_ns[j, i]
 
     def arrivals(claims: list, i: int) -> list[tuple[int, WakeClaim]]:
         """The other claimants' `claims`, each with when it reaches speaker `i`."""
