@@ -44,21 +44,20 @@
   answers (`[wake] arbitrate`). Each clip's opening word over one room noise (pink, or
   babble of other clips; 25 and 15 dB below the nearest speaker's hearing), heard by
   speakers `FAINTER_DB` fainter over the same noise: each one's `snr_db` (null: missed),
-  how much lower a fainter hearing reads, the share of pairs that both woke in which
-  the nearer speaker ranks first, and how far apart in time the speakers that woke
-  reported the phrase (on the replay clock); how many speakers, of those that woke and of
-  those that did not, would have passed on the first rival's claim at once (`passes_at`:
+  how much lower a fainter hearing reads, the share of pairs that both woke in which the
+  nearer speaker ranks first, and how far apart in time the speakers that woke reported
+  the phrase (on the replay clock); how many speakers, of those that woke and of those
+  that did not, would have passed on the first rival's claim at once (`passes_at`:
   hearing nothing then, or no longer listening for the phrase, they leave it to the
   others). Then each row's four speakers arbitrate as `[wake] arbitrate` does
   (`rival_that_answers`, every one online, each claim arriving `NET_MS` later, a speaker
   that did not wake passing when its own hearing says), for several windows: how often
   the nearest that woke answers alone, another alone, two at once, or none. Then again
-  in `MOVES` replays of
-  each row, each speaker's report moved by up to `MOVED_MS` either way and each claim
-  `MOVED_NET_MS` in transit: with the rules as built, as if no speaker broke a silence
-  (`breaks_the_silence`: the first to hear the phrase answers when every speaker would
-  yield to another), and as if none passed late (`Arbiter.pass_unheard`), and how long
-  the one that answered waited.
+  in `MOVES` replays of each row, each speaker's report moved by up to `MOVED_MS` either
+  way and each claim 1 to `MOVED_NET_MS` (`--net-ms`) in transit: with the rules as
+  built, as if no speaker broke a silence (`breaks_the_silence`: the first to hear the
+  phrase answers when every speaker would yield to another), and as if none passed late
+  (`Arbiter.pass_unheard`), and how long the one that answered waited.
 """
 
 from __future__ import annotations
@@ -123,10 +122,10 @@ replay clock gives only one of (speakers report one phrase up to 1.35 s apart)."
 MOVES = 100
 NET_MS = 5
 """How long each claim takes to reach the other speakers, in `--nearer`'s plays."""
-MOVED_NET_MS = (1, 15)
-"""... and in its moved replays: at random between these, for each pair of speakers (a
-home broker takes milliseconds; the rules hold for up to an eighth of the window)."""
-"""How long a claim takes from one speaker to the others, in `--nearer`'s arbitration."""
+MOVED_NET_MS = 15
+"""... and in its moved replays: at random from 1 ms to this (`--net-ms`), for each pair
+of speakers (a home broker takes milliseconds; the rules hold for up to an eighth of the
+window)."""
 
 
 def load_clips() -> list[tuple[str, str, np.ndarray]]:
@@ -393,6 +392,11 @@ def main() -> int:
         help="only the same phrase heard fainter over the same noise: snr_db, and whether "
         "the nearer speaker ranks first",
     )  # fmt: skip
+    parser.add_argument(
+        "--net-ms", type=float, default=MOVED_NET_MS,
+        help="with --nearer: the most a claim takes to travel in the moved replays "
+        f"(default {MOVED_NET_MS}; the rules hold to an eighth of the window)",
+    )  # fmt: skip
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):
@@ -411,7 +415,7 @@ def main() -> int:
         return report(offset_trials(base, clips, opening_words(clips, base.stt.vosk)), args.json)
     if args.nearer:
         openers = opening_words(clips, base.stt.vosk)
-        return report(nearer_trials(base, clips, openers, rng), args.json)
+        return report(nearer_trials(base, clips, openers, rng, args.net_ms), args.json)
     if args.sweep:
         base = replace(base, wake=replace(base.wake, threshold=-100.0))
     false_scores: list[float] = []
@@ -523,8 +527,11 @@ def offset_trials(base: Config, clips, openers: dict[str, str]) -> dict:
     }
 
 
-def nearer_trials(base: Config, clips, openers: dict[str, str], rng) -> dict:
-    """Each clip's phrase heard `FAINTER_DB` fainter over one noise (see the module)."""
+def nearer_trials(
+    base: Config, clips, openers: dict[str, str], rng, net_ms: float = MOVED_NET_MS
+) -> dict:
+    """Each clip's phrase heard `FAINTER_DB` fainter over one noise (see the module); in
+    the moved replays, each claim 1 to `net_ms` ms in transit."""
     config = replace(base, wake=replace(base.wake, phrases=sorted(set(openers.values()))))
     detector = build_wake_detector(config)
     voices = [c[2] for c in clips]
@@ -582,7 +589,7 @@ def nearer_trials(base: Config, clips, openers: dict[str, str], rng) -> dict:
                 replace(e, t_ns=e.t_ns + int(rng.uniform(-MOVED_MS, MOVED_MS) * 1e6)) if e else None
                 for e in woke
             ],
-            rng.uniform(*MOVED_NET_MS, size=(len(woke), len(woke))),
+            rng.uniform(1, net_ms, size=(len(woke), len(woke))),
             passes,
         )
         for woke, passes in woke_rows
@@ -638,6 +645,7 @@ def nearer_trials(base: Config, clips, openers: dict[str, str], rng) -> dict:
             for window_ms in WINDOWS_MS
         },
         "moved_up_to_ms": MOVED_MS,
+        "moved_net_ms": [1, net_ms],
         "answered_moved_by_window_ms": moved,
     }
 
