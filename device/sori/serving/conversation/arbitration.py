@@ -56,7 +56,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from sori.core.clock import Clock, MonotonicClock
 from sori.core.events import Event, SpeechStarted, SpeechStopped, WakeDetected, WakeListenEnded
@@ -351,51 +351,41 @@ class Arbiter:
             )  # fmt: skip
         with self._lock:
             self._claims.append((self.clock.now_ns(), claim))
-        if self._passes_on(claim.phrase):
+        passing = self._passes_on(claim.phrase)
+        if passing == "now":
             self.publish(WakePass(self.speaker, self.run, claim.phrase))
-        elif self._may_pass_late(claim.phrase) and self._loop is not None:
+        elif passing == "late" and self._loop is not None:
             late_s = self.window_ns * 3 / 4 / 1e9
             with contextlib.suppress(RuntimeError):  # the loop closed: the daemon stopped
                 self._loop.call_soon_threadsafe(self._loop.call_later, late_s, self.pass_unheard)
         self._wake_up()
 
-    def _passes_on(self, phrase: str) -> bool:
-        """Whether this speaker sends a pass on a claim of `phrase` that arrived now: it
-        is out of the phrase already, or hears nothing and has not claimed the phrase
-        itself. It stays out until `SAME_PHRASE_S` after now. A pass counts for
-        `SAME_PHRASE_S`, so one is sent again only `PASS_AGAIN_S` after the last, however
-        many claims come."""
-        now_ns = self.clock.now_ns()
-        with self._lock:
-            passed_ns = self._out[phrase][1] if self._out_of(phrase, now_ns) else None
-            if passed_ns is None:
-                claimed_ns = self._claimed.get(phrase)
-                if claimed_ns is not None and now_ns - claimed_ns < SAME_PHRASE_S * 1e9:
-                    return False  # it heard the phrase too: it is deciding, or decided
-                if not self._hears_no_phrase(now_ns) or not self._room_to_stay_out(now_ns):
-                    return False
-            again = passed_ns is None or now_ns - passed_ns >= PASS_AGAIN_S * 1e9
-            sent_ns = now_ns if again else passed_ns
-            self._out[phrase] = (now_ns + int(SAME_PHRASE_S * 1e9), sent_ns)
-            return again
-
-    def _may_pass_late(self, phrase: str) -> bool:
-        """Whether a claim of `phrase` that arrived now, and was not passed on, is one to
-        pass on late: this speaker has not claimed the phrase (it hears speech). Only the
-        first claim of a phrase counts, the one this speaker would yield to."""
+    def _passes_on(self, phrase: str) -> Literal["now", "late"] | None:
+        """How this speaker passes on a claim of `phrase` that arrived now: "now" when it
+        is out of the phrase already, or hears no phrase and has not claimed it; it stays
+        out until `SAME_PHRASE_S` after now. A pass counts for `SAME_PHRASE_S`, so one is
+        sent again only `PASS_AGAIN_S` after the last, however many claims come. "late"
+        when what it hears may yet hold the phrase (`pass_unheard`): only the first claim
+        of a phrase counts, the one it would yield to. None: no pass."""
         now_ns = self.clock.now_ns()
         same_ns = SAME_PHRASE_S * 1e9
         with self._lock:
             if self._out_of(phrase, now_ns):
-                return False
-            if now_ns - self._unheard.get(phrase, now_ns - same_ns) < same_ns:
-                return False  # an earlier claim of it counts
+                passed_ns = self._out[phrase][1]
+                again = now_ns - passed_ns >= PASS_AGAIN_S * 1e9
+                self._out[phrase] = (now_ns + int(same_ns), now_ns if again else passed_ns)
+                return "now" if again else None
             if now_ns - self._claimed.get(phrase, now_ns - same_ns) < same_ns:
-                return False  # it heard the phrase too
+                return None  # it heard the phrase too: it is deciding, or decided
+            if self._hears_no_phrase(now_ns) and self._room_to_stay_out(now_ns):
+                self._out[phrase] = (now_ns + int(same_ns), now_ns)
+                return "now"
+            if now_ns - self._unheard.get(phrase, now_ns - same_ns) < same_ns:
+                return None  # an earlier claim of it counts
             if len(self._unheard) >= MAX_KEPT_CLAIMS:  # a flood of phrases
-                return False
+                return None
             self._unheard[phrase] = now_ns
-            return True
+            return "late"
 
     def pass_unheard(self) -> None:
         """Pass on each phrase whose first claim came 3/4 of a window ago or more, and that
