@@ -2,10 +2,11 @@
 publishes on `TOPIC` what it heard, or that it heard nothing (a pass), and reads
 everyone's (`sori.serving.conversation.arbitration` decides who answers).
 
-Claims and passes go at QoS 0 and are never retained: one that arrives late is worth nothing, and
-a speaker that misses one answers as if alone. Each run of a speaker also says it is
-online, retained on `PRESENCE/<run>` (its node id), and cleared when it leaves: by itself
-on a clean stop, by the broker (its last will) when the connection dies."""
+Claims and passes go at QoS 0 and are never retained: one that arrives late is worth
+nothing, and a speaker that misses one answers as if alone. Each run of a speaker also
+says it is online, retained on `PRESENCE/<run>` (its node id), and cleared when it
+leaves: by itself on a clean stop, by the broker (its last will) when the connection
+dies."""
 
 from __future__ import annotations
 
@@ -26,8 +27,8 @@ PRESENCE = "sori/wake/speakers"
 
 class MqttWakeClaims:
     """Publishes this speaker's claims and passes (`publish`) and presence, and hands every
-    claim and pass on the topic to `on_claim` and every run's coming and going to `on_presence(run,
-    online)` (on paho's thread)."""
+    claim and pass on the topic to `on_claim` and every run's coming and going to
+    `on_presence(run, online)` (on paho's thread)."""
 
     def __init__(
         self,
