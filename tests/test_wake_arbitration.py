@@ -287,9 +287,7 @@ def test_a_speaker_that_hears_speech_passes_once_it_would_yield_anyway(heard_aft
     would yield to that claim: the kitchen passes then, and yields that hearing with no
     claim. Had it heard the phrase before, it claims it, and passes on nothing."""
     clock, sent = FakeClock(10**12), []
-    judge = in_speech(
-        Arbiter("kitchen", "run-kitchen", WINDOW_MS, lambda c: sent.append(c) or True, clock)
-    )
+    judge = arbiter("kitchen", clock, sent)
     came_ns = clock.now_ns()
     judge.heard(rival("living", 12.0))
     assert sent == []
@@ -322,9 +320,7 @@ def test_a_claim_that_found_the_speaker_listening_is_passed_on_once_it_cannot_he
     with no phrase in it (`WakeListenEnded`): the kitchen passes at once, not 3/4 of a
     window after the claim."""
     clock, sent = FakeClock(10**12), []
-    judge = in_speech(
-        Arbiter("kitchen", "run-kitchen", WINDOW_MS, lambda c: sent.append(c) or True, clock)
-    )
+    judge = arbiter("kitchen", clock, sent)
     judge.heard(rival("living", 12.0))
     clock.advance_ns(10 * MS)
     assert sent == []
@@ -339,9 +335,7 @@ def test_a_late_pass_keeps_the_speaker_out_only_as_long_as_the_claim_counts():
     """Out of the phrase until 2 s after the claim came, as a hearing would have yielded
     to it; then a hearing of the phrase is the kitchen's own."""
     clock, sent = FakeClock(10**12), []
-    judge = in_speech(
-        Arbiter("kitchen", "run-kitchen", WINDOW_MS, lambda c: sent.append(c) or True, clock)
-    )
+    judge = arbiter("kitchen", clock, sent)
     judge.heard(rival("living", 12.0))
     clock.advance_ns(500 * MS)
     judge.pass_unheard()
@@ -355,9 +349,7 @@ def test_a_late_pass_keeps_the_speaker_out_only_as_long_as_the_claim_counts():
 
 def test_a_flood_of_phrases_leaves_late_passes_bounded():
     clock, sent = FakeClock(10**12), []
-    judge = in_speech(
-        Arbiter("kitchen", "run-kitchen", WINDOW_MS, lambda c: sent.append(c) or True, clock)
-    )
+    judge = arbiter("kitchen", clock, sent)
     for i in range(500):
         judge.heard(rival("living", 12.0, phrase=f"phrase {i}"))
     assert len(judge._unheard) <= MAX_KEPT_CLAIMS
