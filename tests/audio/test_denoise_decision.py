@@ -150,7 +150,8 @@ def speech(shared_dir) -> list[np.ndarray]:
 
 def decisions(signals: list[np.ndarray], gate: Gate | None = None, pool=None) -> list:  # noqa: ANN001
     """The decision on each signal's first utterance, through the whole pipeline (a stub
-    recognizer: the decision does not depend on what is recognized)."""
+    recognizer: the decision does not depend on what is recognized). The rest of a signal
+    is not fed once the decision is made: denoising it would cost seconds and say nothing."""
     config = Config()
     config = dataclasses.replace(config, audio=dataclasses.replace(config.audio, denoise="auto"))
     made = []
@@ -160,6 +161,8 @@ def decisions(signals: list[np.ndarray], gate: Gate | None = None, pool=None) ->
             hearing.denoise = DenoiseDecision("deepfilter", -65.0, pool=pool)
         for frame in FrameChunker(20).push(to_pcm16(signal)):
             hearing.push(frame)
+            if hearing.denoise.decisions:
+                break
         hearing.end()
         made.append(hearing.denoise.decisions[0])
     return made
