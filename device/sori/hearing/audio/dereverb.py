@@ -273,3 +273,88 @@ class LateReverbSuppressor:
         left = 1.0 - late / np.maximum(power_now, POWER_FLOOR)
         gain = np.sqrt(np.maximum(left, self._least_power_gain))
         return spectrum * gain[:, None]
+
+
+SPEED_OF_SOUND_M_S = 343.0
+"""Speed of sound in air at about 20 °C (sori.hearing.audio.array has the same)."""
+CDR_SMOOTHING = 0.68
+"""How much of its last value each power and cross-power estimate keeps each hop (8 ms):
+Schwarz and Kellermann's setting for a 512-point spectrum with a hop of 128."""
+CDR_OVERSUBTRACTION = 1.3
+"""How much more of the diffuse sound is taken than its estimate says (their μ)."""
+
+
+def diffuse_coherence(distance_m: np.ndarray, frequencies_hz: np.ndarray) -> np.ndarray:
+    """How alike two microphones `distance_m` apart hear sound that comes from every
+    direction at once (a reverberant tail, a room's babble): sinc(2 f d / c), per
+    frequency and pair, (bins, pairs)."""
+    return np.sinc(2 * frequencies_hz[:, None] * distance_m[None, :] / SPEED_OF_SOUND_M_S)
+
+
+def coherent_to_diffuse(coherence: np.ndarray, diffuse: np.ndarray) -> np.ndarray:
+    """The power ratio of the sound that reaches two microphones as one wave (the direct
+    sound) to the diffuse sound, from their measured complex `coherence` and what a
+    diffuse field's would be, without knowing where the talker stands (Schwarz and
+    Kellermann 2015, their third estimator); 0 or more."""
+    real = coherence.real
+    squared = coherence.real**2 + coherence.imag**2
+    root = np.sqrt(
+        np.maximum(
+            diffuse**2 * real**2 - diffuse**2 * squared + diffuse**2 - 2 * diffuse * real + squared,
+            0.0,
+        )
+    )
+    below = np.minimum(squared - 1.0, -1e-9)  # |coherence| reaches 1 only for one wave
+    return np.maximum((diffuse * real - squared - root) / below, 0.0)
+
+
+class CoherenceSuppressor:
+    """Streaming suppression of what the array hears as diffuse: the reverberant tail and
+    a room's babble reach every microphone from all directions at once, the talker's
+    direct sound as one wave. Per frequency, each pair's coherence gives their ratio
+    (`coherent_to_diffuse`), and the frequency is scaled by magnitude subtraction of the
+    diffuse share, at most `floor_db` down; one gain for every channel, from the mean
+    ratio over the pairs, so the beam keeps the channels' phases."""
+
+    def __init__(
+        self,
+        positions_m: np.ndarray,
+        sample_rate: int = 16000,
+        floor_db: float = GAIN_FLOOR_DB,
+        smoothing: float = CDR_SMOOTHING,
+    ) -> None:
+        positions_m = np.asarray(positions_m, dtype=np.float64)
+        channels = len(positions_m)
+        if channels < 2:
+            raise ValueError(f"coherence needs two microphones or more, got {channels}")
+        self.channels = channels
+        self._stft = OverlapAdd(channels, frame_samples(sample_rate))
+        self.latency = self._stft.latency
+        """Samples between a sample going in and its processed self coming out."""
+        first, second = np.triu_indices(channels, k=1)
+        self._first, self._second = first, second
+        distance = np.linalg.norm(positions_m[first] - positions_m[second], axis=1)
+        frequencies = np.fft.rfftfreq(self._stft.frame, 1 / sample_rate)
+        self._diffuse = diffuse_coherence(distance, frequencies)
+        bins = len(frequencies)
+        self._least_gain = 10 ** (floor_db / 20)
+        self._smoothing = smoothing
+        self._power = np.zeros((bins, channels))
+        self._cross = np.zeros((bins, len(first)), np.complex128)
+
+    def process(self, block: np.ndarray) -> np.ndarray:
+        """`block` (float, shape (frames, channels)) with its diffuse sound suppressed,
+        `latency` samples later; float32 of the same shape."""
+        return self._stft.process(block, self._suppress)
+
+    def _suppress(self, spectrum: np.ndarray) -> np.ndarray:
+        keep = self._smoothing
+        self._power *= keep
+        self._power += (1 - keep) * (spectrum.real**2 + spectrum.imag**2)
+        self._cross *= keep
+        self._cross += (1 - keep) * spectrum[:, self._first] * spectrum[:, self._second].conj()
+        scale = np.sqrt(self._power[:, self._first] * self._power[:, self._second])
+        coherence = self._cross / np.maximum(scale, POWER_FLOOR)
+        ratio = coherent_to_diffuse(coherence, self._diffuse).mean(axis=1)
+        gain = 1.0 - np.sqrt(CDR_OVERSUBTRACTION / (ratio + 1.0))
+        return spectrum * np.maximum(gain, self._least_gain)[:, None]
