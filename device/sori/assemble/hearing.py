@@ -7,8 +7,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-
-import numpy as np
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from functools import partial
 from typing import Any
@@ -197,7 +195,7 @@ def front_end(
     if not cancel:
         played = None
     if array is not None:
-        dereverb = build_dereverb(audio, array.geometry.channels, array.geometry.positions_m)
+        dereverb = build_dereverb(audio, array.geometry.channels)
         mono = array_frames(
             frames, array, played, origin_ns, dereverb, loopback=cancel, echo_store=echo_store
         )  # type: ignore[arg-type]
@@ -270,7 +268,7 @@ def check_capture(array: ArrayFrontEnd, board: str, source: Any) -> None:
         )
 
 
-def build_dereverb(audio: AudioConfig, channels: int, positions_m=None) -> Dereverberator | None:
+def build_dereverb(audio: AudioConfig, channels: int) -> Dereverberator | None:
     """The dereverberator `audio.dereverb` names, for `channels` channels; None for "off"."""
     if audio.dereverb == "off":
         return None
@@ -282,27 +280,6 @@ def build_dereverb(audio: AudioConfig, channels: int, positions_m=None) -> Derev
         from sori.hearing.audio.dereverb import LateReverbSuppressor
 
         return LateReverbSuppressor(channels, audio.rt60_s)
-    if audio.dereverb in ("coherence", "both") and positions_m is not None:
-        from sori.hearing.audio.dereverb import CoherenceSuppressor, LateReverbSuppressor
-
-        coherence = CoherenceSuppressor(positions_m)
-        if audio.dereverb == "coherence":
-            return coherence
-        spectral = LateReverbSuppressor(channels, audio.rt60_s)
-
-        def deeper(spectrum):
-            by_model = spectral._suppress(spectrum)
-            by_coherence = coherence._suppress(spectrum)
-            keep_model = np.abs(by_model[:, :1]) <= np.abs(by_coherence[:, :1])
-            return np.where(keep_model, by_model, by_coherence)
-
-        class Deeper:
-            latency = coherence.latency
-
-            def process(self, block):
-                return coherence._stft.process(block, deeper)
-
-        return Deeper()
     raise ConfigError(
         f"audio.dereverb must be one of {', '.join(DEREVERBS)}, got {audio.dereverb!r}"
     )

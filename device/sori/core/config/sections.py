@@ -91,7 +91,7 @@ class IntentsConfig:
 ARRAY_BOARDS = ("respeaker-2mic-hat", "respeaker-4mic-hat", "respeaker-6mic", "respeaker-usb-4mic")
 """Boards `audio.array.geometry` names; their positions are sori.hearing.audio.array.BOARDS
 (a test keeps the two lists the same)."""
-DEREVERBS = ("off", "wpe", "spectral", "coherence", "both")
+DEREVERBS = ("off", "wpe", "spectral")
 """What `audio.dereverb` may name (sori.hearing.audio.dereverb)."""
 
 
