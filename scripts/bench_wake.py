@@ -105,6 +105,7 @@ from sori.serving.conversation.arbitration import (
     rival_that_answers,
     rivals_decided_ns,
     yielding_to,
+    yields_after_ns,
 )
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "audio" / "ko-read"
@@ -179,7 +180,7 @@ def passes_at(events: list, phrase: str, claim_ns: int, window_ms: int) -> int:
     hear the phrase by then."""
     clock, passed = FakeClock(0), []
     arbiter = Arbiter("here", "run-here", window_ms, lambda m: passed.append(m) or True, clock)
-    late_ns = claim_ns + window_ms * 750_000
+    late_ns = claim_ns + yields_after_ns(window_ms * 1_000_000)
     claimed = False
     for event in events:
         if not claimed and event.t_ns > claim_ns:
@@ -678,7 +679,8 @@ def arbitrated(
     phrase 3/4 of a window after the first claim of it came passes, and claims it no
     more). With `passes`, a speaker that did not wake passes when its own hearing says
     (sooner where its wake detector no longer listens); else 3/4 of a window late."""
-    window_ns, late_ns = window_ms * 1_000_000, window_ms * 750_000
+    window_ns = window_ms * 1_000_000
+    late_ns = yields_after_ns(window_ns)
     net_ns = np.full((len(woke), len(woke)), NET_MS * 1e6) if net_ms is None else net_ms * 1e6
     claimants: list[int] = []  # in the order they heard the phrase
     for i in sorted((i for i, e in enumerate(woke) if e), key=lambda i: woke[i].t_ns):

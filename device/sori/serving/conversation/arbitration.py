@@ -170,13 +170,20 @@ def of_phrase(
     return [(at, c) for at, c in claims if c.phrase == phrase and at >= since]
 
 
+def yields_after_ns(window_ns: int) -> int:
+    """How long after a rival's claim came a hearing of the phrase here yields to it (3/4
+    of a window, `yielding_to`), and so how long a speaker that has not heard the phrase
+    waits before it passes (`Arbiter.pass_unheard`): the two must be the same."""
+    return window_ns * 3 // 4
+
+
 def yielding_to(
     phrase: str, heard_ns: int, claims: list[tuple[int, WakeClaim]], window_ns: int
 ) -> tuple[str, ...]:
     """The runs of the rivals whose claims of `phrase` (with when each arrived) came over
     3/4 of a window before this speaker heard it at `heard_ns`: they decide before this
     speaker's claim can reach them, so this one yields to them. Pure."""
-    decided_without_me = heard_ns - window_ns * 3 // 4
+    decided_without_me = heard_ns - yields_after_ns(window_ns)
     return tuple(c.run for at, c in of_phrase(phrase, heard_ns, claims) if at < decided_without_me)
 
 
@@ -355,7 +362,7 @@ class Arbiter:
         if passing == "now":
             self.publish(WakePass(self.speaker, self.run, claim.phrase))
         elif passing == "late" and self._loop is not None:
-            late_s = self.window_ns * 3 / 4 / 1e9
+            late_s = yields_after_ns(self.window_ns) / 1e9
             with contextlib.suppress(RuntimeError):  # the loop closed: the daemon stopped
                 self._loop.call_soon_threadsafe(self._loop.call_later, late_s, self.pass_unheard)
         self._wake_up()
@@ -396,7 +403,7 @@ class Arbiter:
         out of a phrase until `SAME_PHRASE_S` after the claim came, when it would no
         longer have yielded."""
         now_ns = self.clock.now_ns()
-        late_ns = self.window_ns * 3 // 4
+        late_ns = yields_after_ns(self.window_ns)
         passing = []
         with self._lock:
             for phrase, came_ns in list(self._unheard.items()):
