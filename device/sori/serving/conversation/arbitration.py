@@ -328,6 +328,8 @@ class Arbiter:
         """One of this speaker's own hearing events (a daemon listener): whether an
         utterance is open, when the last one ended, and whether its wake detector still
         listens in it."""
+        if not isinstance(event, SpeechStarted | SpeechStopped | WakeListenEnded):
+            return  # every other event, partial transcripts too: no lock to take
         with self._lock:
             if isinstance(event, SpeechStarted):
                 self._speaking, self._deaf = True, False
