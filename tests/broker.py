@@ -19,6 +19,12 @@ from pathlib import Path
 import pytest
 
 
+def mosquitto_exe() -> str | None:
+    """The mosquitto binary (the Debian package puts it in /usr/sbin), or None."""
+    exe = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
+    return exe if os.path.exists(exe) else None
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -51,7 +57,7 @@ class Mosquitto:
         self.start()
 
     def start(self) -> None:
-        exe = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
+        exe = mosquitto_exe() or "mosquitto"  # the fixture says when it is missing
         # Its log goes to a file: a pipe nobody reads fills after some 350 connections,
         # and then the broker stops answering.
         with open(self.log, "ab") as log:
@@ -80,7 +86,7 @@ class Mosquitto:
 @pytest.fixture(scope="session")
 def mosquitto(tmp_path_factory) -> Iterator[str]:
     """URL of a running mosquitto (Debian package; scripts/install.sh --test installs it)."""
-    if not (shutil.which("mosquitto") or os.path.exists("/usr/sbin/mosquitto")):
+    if mosquitto_exe() is None:
         pytest.fail("mosquitto is not installed; run 'bash scripts/install.sh --test'")
     broker = Mosquitto(tmp_path_factory.mktemp("mosquitto"))
     try:
