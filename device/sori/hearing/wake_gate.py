@@ -280,7 +280,7 @@ class WakeGate:
         """Whether a fresh stream begins with `frame`: the speaker sounds (Sori speaks, or
         the board plays), nothing has woken the utterance yet, and no stream hears a phrase
         beginning here."""
-        if utt.woken or not (frame.speaker_sounded or self.sori_speaks(frame)):
+        if utt.woken or not self._speaker_sounds(frame):
             return False
         if not utt.spots:
             return True
@@ -291,8 +291,11 @@ class WakeGate:
         """Whether the utterance, its last stream done with `frame`, is listened to no more:
         nothing woke it, no phrase waits to be told from Sori's voice, and the speaker is
         silent (while it sounds, a fresh stream opens with the next frame)."""
-        sounded = frame.speaker_sounded or self.sori_speaks(frame)
-        return not (utt.woken or utt.pending is not None or sounded)
+        return not (utt.woken or utt.pending is not None or self._speaker_sounds(frame))
+
+    def _speaker_sounds(self, frame: AudioFrame) -> bool:
+        """Whether the speaker sounds in `frame`: Sori speaks, or the board plays."""
+        return frame.speaker_sounded or self.sori_speaks(frame)
 
     def _heard(
         self, utt: _Utterance, spot: _Spot, found: list[Detection]
